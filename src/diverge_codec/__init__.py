@@ -1,0 +1,17 @@
+"""diverge-codec: the response frames of the diverge container-proxy protocol 2.3.0, tools-begin and mcp-notifications.
+
+``IMPLEMENTATION`` says which core serves, ``"cython"`` or ``"python"``;
+``DIVERGE_CODEC_PURE=1`` before import forces the pure one.
+"""
+
+from . import mcp_notifications, tools_begin
+from ._implementation import IMPLEMENTATION
+from ._json import BACKEND as JSON_BACKEND
+from ._model import ErrorData, Mode, ProviderError
+from ._version import __version__
+from .errors import DecodeError, EncodeError
+
+__all__ = [
+    "IMPLEMENTATION", "JSON_BACKEND", "DecodeError", "EncodeError", "ErrorData", "Mode",
+    "ProviderError", "__version__", "mcp_notifications", "tools_begin",
+]

@@ -1,0 +1,239 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The mcp-notifications channel response codec, compiled: the twin of ``_mcp_notifications_py.py``.
+
+This is the hot path of a relay: decoding a notification checks its shape in C
+and builds the frame from a free list; framing one copies its bytes once.
+"""
+
+cimport cython
+from cpython.bytearray cimport PyByteArray_CheckExact
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_Append
+from cpython.object cimport PyObject
+
+
+cdef extern from "Python.h":
+    PyObject* PyDict_GetItemWithError(object mp, object key) except? NULL
+
+from diverge_codec._payload cimport payload_owner, tagged
+
+from diverge_codec import _json, errors
+from diverge_codec._model import ErrorData, Refused, error_data_from_json, notification_problem, repr_notification
+from diverge_codec._model import McpNotificationsTag as Tag
+from diverge_codec.errors import McpNotificationsBodyParseError as BodyParseError
+from diverge_codec.errors import McpNotificationsEmptyFrameError as EmptyFrameError
+from diverge_codec.errors import McpNotificationsErrorParseError as ErrorParseError
+from diverge_codec.errors import McpNotificationsFrameError as FrameError
+from diverge_codec.errors import McpNotificationsNotificationParseError as NotificationParseError
+from diverge_codec.errors import McpNotificationsUnknownTagError as UnknownTagError
+
+__all__ = [
+    "BodyParseError", "EmptyFrameError", "Error", "ErrorParseError", "FrameError",
+    "Notification", "NotificationParseError", "Tag", "UnknownTagError", "decode",
+    "decode_many", "encode", "encode_into", "frame_notification", "frame_notifications",
+]
+
+cdef object _loads = _json.loads
+cdef object _dumps = _json.dumps
+cdef object _DecodeFailure = _json.DecodeFailure
+cdef object _EncodeFailure = _json.EncodeFailure
+cdef object _failure_reason = _json.failure_reason
+cdef str _CHANNEL = "mcp notifications"
+cdef str _METHOD = "method"
+cdef str _PARAMS = "params"
+cdef str _META = "_meta"
+cdef str _NOT_AN_OBJECT = errors.NOT_AN_OBJECT
+cdef str _METHOD_NOT_A_STRING = errors.METHOD_NOT_A_STRING
+cdef str _PARAMS_INVALID = errors.PARAMS_INVALID
+cdef str _META_INVALID = errors.META_INVALID
+
+
+@cython.final
+@cython.freelist(64)
+cdef class Notification:
+    """One notification, every member as the server sent it (``_meta`` and ``jsonrpc`` too). Tag 0."""
+
+    cdef readonly dict notification
+    cdef readonly str method
+    __match_args__ = ("notification",)
+    tag = Tag.NOTIFICATION
+
+    def __init__(self, notification):
+        problem = notification_problem(notification)
+        if problem is not None:
+            raise (TypeError if problem is errors.NOT_AN_OBJECT else ValueError)(
+                f"Notification: {problem}"
+            )
+        self.notification = dict(notification)
+        self.method = self.notification["method"]
+
+    def __eq__(self, other):
+        if type(other) is not Notification:
+            return NotImplemented
+        return self.notification == (<Notification>other).notification
+
+    __hash__ = None
+
+    def __repr__(self):
+        return repr_notification(self.method, self.notification)
+
+    def __reduce__(self):
+        return Notification, (self.notification,)
+
+
+@cython.final
+@cython.freelist(8)
+cdef class Error:
+    """The stream ended early, and this is why: rmcp's ErrorData. Tag 1."""
+
+    cdef readonly object error
+    __match_args__ = ("error",)
+    tag = Tag.ERROR
+
+    def __init__(self, error):
+        if type(error) is not ErrorData:
+            raise TypeError(f"Error takes an ErrorData, not {type(error).__name__}")
+        self.error = error
+
+    def __eq__(self, other):
+        if type(other) is not Error:
+            return NotImplemented
+        return self.error == (<Error>other).error
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"Error(error={self.error!r})"
+
+    def __reduce__(self):
+        return Error, (self.error,)
+
+
+cdef inline str _problem(object parsed):
+    """notification_problem in C: the same rules, for the hot path."""
+    if type(parsed) is not dict:
+        return _NOT_AN_OBJECT
+    cdef PyObject* found = PyDict_GetItemWithError(parsed, _METHOD)
+    if found is NULL or type(<object>found) is not str:
+        return _METHOD_NOT_A_STRING
+    found = PyDict_GetItemWithError(parsed, _PARAMS)
+    if found is NULL or <object>found is None:
+        return None
+    if type(<object>found) is not dict:
+        return _PARAMS_INVALID
+    found = PyDict_GetItemWithError(<object>found, _META)
+    if found is NULL or <object>found is None or type(<object>found) is dict:
+        return None
+    return _META_INVALID
+
+
+cdef object _decode(object payload):
+    cdef const char* data = NULL
+    cdef Py_ssize_t size = 0
+    cdef object owner = payload_owner(payload, &data, &size)
+    if owner is None:
+        raise errors.payload_type_error(_CHANNEL, payload)
+    if size == 0:
+        raise EmptyFrameError()
+    cdef unsigned char tag = <unsigned char>data[0]
+    if tag > 1:
+        raise UnknownTagError(tag)
+    cdef object body = PyBytes_FromStringAndSize(data + 1, size - 1)
+    cdef object reason = None
+    cdef Notification notification
+    cdef Error error
+    try:
+        parsed = _loads(body)
+    except _DecodeFailure as problem:
+        reason = _failure_reason(problem)
+    else:
+        if tag == 0:
+            reason = _problem(parsed)
+            if reason is None:
+                notification = Notification.__new__(Notification)
+                notification.notification = <dict>parsed
+                notification.method = <str>(<dict>parsed)[_METHOD]
+                return notification
+        else:
+            try:
+                error = Error.__new__(Error)
+                error.error = error_data_from_json(parsed)
+                return error
+            except Refused as refused:
+                reason = refused.reason
+    if tag == 0:
+        raise NotificationParseError(reason)
+    raise ErrorParseError(reason)
+
+
+def decode(payload):
+    """Read one channel response payload. Raises a FrameError subclass, never quoting the payload."""
+    return _decode(payload)
+
+
+def decode_many(payloads):
+    """Decode each payload in order. A failure is raised with ``.index`` naming the payload."""
+    cdef list frames = []
+    cdef Py_ssize_t index = 0
+    try:
+        for payload in payloads:
+            PyList_Append(frames, _decode(payload))
+            index += 1
+    except FrameError as failure:
+        failure.index = index
+        raise
+    return frames
+
+
+cdef bytes _body(object frame):
+    cdef object kind = type(frame)
+    cdef object reason = None
+    try:
+        if kind is Notification:
+            return _dumps((<Notification>frame).notification)
+        if kind is Error:
+            return _dumps((<Error>frame).error.to_json())
+    except _EncodeFailure as problem:
+        reason = _failure_reason(problem)
+    if reason is not None:
+        raise errors.EncodeError(f"mcp notifications {kind.__name__} could not be encoded: {reason}")
+    raise TypeError(f"not an mcp notifications response frame: {kind.__name__}")
+
+
+def encode(frame):
+    """The payload for a frame: its tag, then its JSON."""
+    cdef bytes body = _body(frame)
+    return tagged(0 if type(frame) is Notification else 1, PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body))
+
+
+def encode_into(frame, out):
+    """Append a frame's payload to ``out``, a bytearray."""
+    if not PyByteArray_CheckExact(out):
+        raise TypeError(f"encode_into appends to a bytearray, not {type(out).__name__}")
+    cdef bytes body = _body(frame)
+    (<bytearray>out).append(0 if type(frame) is Notification else 1)
+    (<bytearray>out).extend(body)
+
+
+cdef inline bytes _frame_notification(object raw_json):
+    cdef const char* data
+    cdef Py_ssize_t size
+    if PyBytes_CheckExact(raw_json):
+        return tagged(0, PyBytes_AS_STRING(raw_json), PyBytes_GET_SIZE(raw_json))
+    cdef object owner = payload_owner(raw_json, &data, &size)
+    if owner is None:
+        raise errors.raw_json_type_error("frame_notification", raw_json)
+    return tagged(0, data, size)
+
+
+def frame_notification(raw_json):
+    """Tag 0 and a notification's JSON, not parsed: the relay's hot path."""
+    return _frame_notification(raw_json)
+
+
+def frame_notifications(raw_jsons):
+    """frame_notification of each, in order."""
+    cdef list framed = []
+    for raw in raw_jsons:
+        PyList_Append(framed, _frame_notification(raw))
+    return framed

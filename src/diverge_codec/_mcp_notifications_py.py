@@ -1,0 +1,196 @@
+"""The mcp-notifications channel response codec in pure Python: the twin of ``_mcp_notifications_c.pyx``.
+
+A payload is tag 0 and one notification's JSON, as the container's server sent it,
+or tag 1 and the ErrorData that ends the stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Union
+
+from . import _json, errors
+from ._model import ErrorData, as_bytes, error_data_from_json, notification_problem, repr_notification
+from ._model import McpNotificationsTag as Tag
+from .errors import McpNotificationsBodyParseError as BodyParseError
+from .errors import McpNotificationsEmptyFrameError as EmptyFrameError
+from .errors import McpNotificationsErrorParseError as ErrorParseError
+from .errors import McpNotificationsFrameError as FrameError
+from .errors import McpNotificationsNotificationParseError as NotificationParseError
+from .errors import McpNotificationsUnknownTagError as UnknownTagError
+from ._model import Refused
+
+__all__ = [
+    "BodyParseError", "EmptyFrameError", "Error", "ErrorParseError", "Frame", "FrameError",
+    "Notification", "NotificationParseError", "Tag", "UnknownTagError", "decode",
+    "decode_many", "encode", "encode_into", "frame_notification", "frame_notifications",
+]
+
+_CHANNEL = "mcp notifications"
+
+
+def _frozen(self: object, name: str, value: object = None) -> None:
+    raise AttributeError(f"{type(self).__name__} is immutable")
+
+
+class Notification:
+    """One notification, every member as the server sent it (``_meta`` and ``jsonrpc`` too). Tag 0."""
+
+    __slots__ = ("notification", "method")
+    __match_args__ = ("notification",)
+    tag = Tag.NOTIFICATION
+    notification: dict[str, Any]
+    method: str
+
+    def __init__(self, notification: dict[str, Any]) -> None:
+        problem = notification_problem(notification)
+        if problem is not None:
+            raise (TypeError if problem is errors.NOT_AN_OBJECT else ValueError)(
+                f"Notification: {problem}"
+            )
+        copied = dict(notification)
+        object.__setattr__(self, "notification", copied)
+        object.__setattr__(self, "method", copied["method"])
+
+    __setattr__ = __delattr__ = _frozen
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Notification:
+            return NotImplemented
+        return self.notification == other.notification
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr_notification(self.method, self.notification)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Notification, (self.notification,)
+
+
+class Error:
+    """The stream ended early, and this is why: rmcp's ErrorData. Tag 1."""
+
+    __slots__ = ("error",)
+    __match_args__ = ("error",)
+    tag = Tag.ERROR
+    error: ErrorData
+
+    def __init__(self, error: ErrorData) -> None:
+        if type(error) is not ErrorData:
+            raise TypeError(f"Error takes an ErrorData, not {type(error).__name__}")
+        object.__setattr__(self, "error", error)
+
+    __setattr__ = __delattr__ = _frozen
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Error:
+            return NotImplemented
+        return self.error == other.error
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Error(error={self.error!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Error, (self.error,)
+
+
+Frame = Union[Notification, Error]
+
+_new = object.__new__
+_set_notification = Notification.notification.__set__  # type: ignore[attr-defined]
+_set_method = Notification.method.__set__  # type: ignore[attr-defined]
+_set_error = Error.error.__set__  # type: ignore[attr-defined]
+
+
+def decode(payload: bytes | bytearray | memoryview) -> Frame:
+    """Read one channel response payload. Raises a FrameError subclass, never quoting the payload."""
+    data = payload if type(payload) is bytes else as_bytes(payload)
+    if data is None:
+        raise errors.payload_type_error(_CHANNEL, payload)
+    if not data:
+        raise EmptyFrameError()
+    tag = data[0]
+    if tag > 1:
+        raise UnknownTagError(tag)
+    reason = None
+    try:
+        parsed = _json.loads(data[1:])
+    except _json.DecodeFailure as problem:
+        reason = _json.failure_reason(problem)
+    else:
+        if tag == 0:
+            reason = notification_problem(parsed)
+            if reason is None:
+                frame: Frame = _new(Notification)
+                _set_notification(frame, parsed)
+                _set_method(frame, parsed["method"])
+                return frame
+        else:
+            try:
+                frame = _new(Error)
+                _set_error(frame, error_data_from_json(parsed))
+                return frame
+            except Refused as refused:
+                reason = refused.reason
+    raise (NotificationParseError if tag == 0 else ErrorParseError)(reason)
+
+
+def decode_many(payloads: Iterable[bytes | bytearray | memoryview]) -> list[Frame]:
+    """Decode each payload in order. A failure is raised with ``.index`` naming the payload."""
+    frames = []
+    index = 0
+    try:
+        for index, payload in enumerate(payloads):
+            frames.append(decode(payload))
+    except FrameError as failure:
+        failure.index = index
+        raise
+    return frames
+
+
+def _body(frame: Frame) -> bytes:
+    kind = type(frame)
+    reason = ""
+    try:
+        if kind is Notification:
+            return _json.dumps(frame.notification)  # type: ignore[union-attr]
+        if kind is Error:
+            return _json.dumps(frame.error.to_json())  # type: ignore[union-attr]
+    except _json.EncodeFailure as problem:
+        reason = _json.failure_reason(problem)
+    if reason:
+        raise errors.EncodeError(f"mcp notifications {kind.__name__} could not be encoded: {reason}")
+    raise TypeError(f"not an mcp notifications response frame: {kind.__name__}")
+
+
+def encode(frame: Frame) -> bytes:
+    """The payload for a frame: its tag, then its JSON."""
+    body = _body(frame)
+    return (b"\x00" if type(frame) is Notification else b"\x01") + body
+
+
+def encode_into(frame: Frame, out: bytearray) -> None:
+    """Append a frame's payload to ``out``, a bytearray."""
+    if type(out) is not bytearray:
+        raise TypeError(f"encode_into appends to a bytearray, not {type(out).__name__}")
+    body = _body(frame)
+    out.append(0 if type(frame) is Notification else 1)
+    out += body
+
+
+def frame_notification(raw_json: bytes | bytearray | memoryview) -> bytes:
+    """Tag 0 and a notification's JSON, not parsed: the relay's hot path."""
+    if type(raw_json) is bytes:
+        return b"\x00" + raw_json
+    raw = as_bytes(raw_json)
+    if raw is None:
+        raise errors.raw_json_type_error("frame_notification", raw_json)
+    return b"\x00" + raw
+
+
+def frame_notifications(raw_jsons: Iterable[bytes | bytearray | memoryview]) -> list[bytes]:
+    """frame_notification of each, in order."""
+    return [frame_notification(raw) for raw in raw_jsons]

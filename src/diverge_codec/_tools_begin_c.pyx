@@ -1,0 +1,229 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The tools-begin response codec, compiled: the twin of ``_tools_begin_py.py``, same names, same behaviour.
+
+Tag split, dispatch and frame building happen here; JSON bodies go to orjson
+(through ``_json``); the rules for a registration and an error are the shared
+model's, so they are written once.
+"""
+
+cimport cython
+from cpython.bytearray cimport PyByteArray_CheckExact
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+
+from diverge_codec._payload cimport payload_owner, tagged
+
+from diverge_codec import _json, errors
+from diverge_codec._model import (
+    ACTIVE,
+    Active,
+    Mode,
+    ProviderError,
+    Refused,
+    declaration,
+    declaration_from_json,
+    provider_error_from_json,
+    repr_begun,
+    repr_inactive,
+    values_from,
+)
+from diverge_codec._model import ToolsBeginTag as Tag
+from diverge_codec.errors import ToolsBeginBegunParseError as BegunParseError
+from diverge_codec.errors import ToolsBeginEmptyFrameError as EmptyFrameError
+from diverge_codec.errors import ToolsBeginErrorParseError as ErrorParseError
+from diverge_codec.errors import ToolsBeginFrameError as FrameError
+from diverge_codec.errors import ToolsBeginInactiveParseError as InactiveParseError
+from diverge_codec.errors import ToolsBeginUnknownTagError as UnknownTagError
+
+__all__ = [
+    "ACTIVE", "Active", "Begun", "BegunParseError", "EmptyFrameError", "Error",
+    "ErrorParseError", "FrameError", "Inactive", "InactiveParseError", "Tag",
+    "UnknownTagError", "decode", "encode", "encode_into", "frame_inactive",
+]
+
+cdef object _loads = _json.loads
+cdef object _dumps = _json.dumps
+cdef object _DecodeFailure = _json.DecodeFailure
+cdef object _EncodeFailure = _json.EncodeFailure
+cdef object _failure_reason = _json.failure_reason
+cdef object _ACTIVE = ACTIVE
+cdef object _EMPTY = {}
+cdef str _CHANNEL = "tools begin"
+
+
+@cython.final
+@cython.freelist(8)
+cdef class Begun:
+    """The connection has begun; these are the secrets the program takes, by name, in order. Tag 0."""
+
+    cdef readonly dict secrets
+    __match_args__ = ("secrets",)
+    tag = Tag.BEGUN
+
+    def __init__(self, secrets=_EMPTY):
+        self.secrets = declaration(secrets)
+
+    def __eq__(self, other):
+        if type(other) is not Begun:
+            return NotImplemented
+        return self.secrets == (<Begun>other).secrets
+
+    __hash__ = None
+
+    def __repr__(self):
+        return repr_begun(self.secrets)
+
+    def __reduce__(self):
+        return Begun, (self.secrets,)
+
+
+@cython.final
+@cython.freelist(8)
+cdef class Error:
+    """A failure, and the end of the scope: the provider's error. Tag 1."""
+
+    cdef readonly object error
+    __match_args__ = ("error",)
+    tag = Tag.ERROR
+
+    def __init__(self, error):
+        if type(error) is not ProviderError:
+            raise TypeError(f"Error takes a ProviderError, not {type(error).__name__}")
+        self.error = error
+
+    def __eq__(self, other):
+        if type(other) is not Error:
+            return NotImplemented
+        return self.error == (<Error>other).error
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"Error(error={self.error!r})"
+
+    def __reduce__(self):
+        return Error, (self.error,)
+
+
+@cython.final
+@cython.freelist(32)
+cdef class Inactive:
+    """The last exchange was answered; these are the rotating secrets, by name. Tag 3.
+
+    The repr names the secrets and never shows a value.
+    """
+
+    cdef readonly dict values
+    __match_args__ = ("values",)
+    tag = Tag.INACTIVE
+
+    def __init__(self, values):
+        self.values = values_from(values)
+
+    def __eq__(self, other):
+        if type(other) is not Inactive:
+            return NotImplemented
+        return self.values == (<Inactive>other).values
+
+    __hash__ = None
+
+    def __repr__(self):
+        return repr_inactive(self.values)
+
+    def __reduce__(self):
+        return Inactive, (self.values,)
+
+
+def decode(payload):
+    """Read one tools-begin response payload. Raises a FrameError subclass, never quoting the payload."""
+    cdef const char* data = NULL
+    cdef Py_ssize_t size = 0
+    cdef object owner = payload_owner(payload, &data, &size)
+    if owner is None:
+        raise errors.payload_type_error(_CHANNEL, payload)
+    if size == 0:
+        raise EmptyFrameError()
+    cdef unsigned char tag = <unsigned char>data[0]
+    if tag == 2:
+        return _ACTIVE
+    if tag > 3:
+        raise UnknownTagError(tag)
+    cdef object body = PyBytes_FromStringAndSize(data + 1, size - 1)
+    cdef object reason = None
+    cdef Begun begun
+    cdef Error error
+    cdef Inactive inactive
+    try:
+        parsed = _loads(body)
+    except _DecodeFailure as problem:
+        reason = _failure_reason(problem)
+    else:
+        try:
+            if tag == 3:
+                if type(parsed) is not dict:
+                    raise Refused(errors.NOT_AN_OBJECT)
+                inactive = Inactive.__new__(Inactive)
+                inactive.values = parsed
+                return inactive
+            if tag == 0:
+                begun = Begun.__new__(Begun)
+                begun.secrets = declaration_from_json(parsed)
+                return begun
+            error = Error.__new__(Error)
+            error.error = provider_error_from_json(parsed)
+            return error
+        except Refused as refused:
+            reason = refused.reason
+    if tag == 0:
+        raise BegunParseError(reason)
+    if tag == 3:
+        raise InactiveParseError(reason)
+    raise ErrorParseError(reason)
+
+
+cdef bytes _body(object frame):
+    cdef object kind = type(frame)
+    cdef object reason = None
+    cdef dict secrets
+    try:
+        if kind is Inactive:
+            return _dumps((<Inactive>frame).values)
+        if kind is Begun:
+            secrets = (<Begun>frame).secrets
+            return _dumps({"secrets": secrets} if secrets else {})
+        if kind is Error:
+            return _dumps((<Error>frame).error.to_json())
+    except _EncodeFailure as problem:
+        reason = _failure_reason(problem)
+    if reason is not None:
+        raise errors.EncodeError(f"tools begin {kind.__name__} could not be encoded: {reason}")
+    raise TypeError(f"not a tools begin response frame: {kind.__name__}")
+
+
+def encode(frame):
+    """The payload for a frame: its tag, then its JSON (Active: the tag alone)."""
+    if frame is _ACTIVE:
+        return b"\x02"
+    cdef bytes body = _body(frame)
+    return tagged(frame.tag, PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body))
+
+
+def encode_into(frame, out):
+    """Append a frame's payload to ``out``, a bytearray."""
+    if not PyByteArray_CheckExact(out):
+        raise TypeError(f"encode_into appends to a bytearray, not {type(out).__name__}")
+    if frame is _ACTIVE:
+        (<bytearray>out).append(2)
+        return
+    cdef bytes body = _body(frame)
+    (<bytearray>out).append(frame.tag)
+    (<bytearray>out).extend(body)
+
+
+def frame_inactive(values_json):
+    """Tag 3 and JSON this does not read: for a relay that carries the values unopened."""
+    cdef const char* data = NULL
+    cdef Py_ssize_t size = 0
+    cdef object owner = payload_owner(values_json, &data, &size)
+    if owner is None:
+        raise errors.raw_json_type_error("frame_inactive", values_json)
+    return tagged(3, data, size)

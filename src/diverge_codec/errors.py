@@ -1,0 +1,147 @@
+"""Every exception the codec raises, shared by both implementations.
+
+Messages are built here, from fixed phrases, tags, positions and counts, so the
+compiled and pure cores cannot word a failure differently, and no text from a
+payload ever reaches an exception: not its message, args, attributes or chain.
+"""
+
+from __future__ import annotations
+
+
+class DecodeError(ValueError):
+    """A payload that could not be read, on either channel."""
+
+    tag: int | None = None
+    reason: str = ""
+    index: int | None = None
+    """Set by the batch calls: which payload of the batch failed."""
+
+
+class EncodeError(TypeError):
+    """A frame whose contents are not JSON (a set, a non-str key, an int past 64 bits)."""
+
+
+def payload_type_error(channel: str, payload: object) -> TypeError:
+    """The TypeError for a payload that is not bytes-like; it names the type, never the value."""
+    return TypeError(
+        f"{channel} payload must be bytes, bytearray or memoryview, not {type(payload).__name__}"
+    )
+
+
+def raw_json_type_error(function: str, raw: object) -> TypeError:
+    """The TypeError for relay framing given something other than bytes-like JSON."""
+    return TypeError(
+        f"{function} takes bytes-like JSON (bytes, bytearray, memoryview), not {type(raw).__name__}"
+    )
+
+
+class _Empty:
+    """Mixin: a payload of no bytes at all, so not even a tag."""
+
+    channel = ""
+
+    def __init__(self) -> None:
+        ValueError.__init__(self, f"{self.channel} response frame is empty")  # type: ignore[arg-type]
+
+    def __reduce__(self) -> tuple[type, tuple[()]]:
+        return type(self), ()
+
+
+class _UnknownTag:
+    """Mixin: a tag that is none of the channel's."""
+
+    channel = ""
+
+    def __init__(self, tag: int) -> None:
+        ValueError.__init__(self, f"unknown {self.channel} response frame tag {tag}")  # type: ignore[arg-type]
+        self.tag = tag
+
+    def __reduce__(self) -> tuple[type, tuple[int]]:
+        return type(self), (self.tag,)
+
+
+class _DidNotParse:
+    """Mixin: a body that is not JSON, or not the variant's shape. ``reason`` says which."""
+
+    prefix = ""
+
+    def __init__(self, reason: str) -> None:
+        ValueError.__init__(self, f"{self.prefix}: {reason}")  # type: ignore[arg-type]
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[type, tuple[str]]:
+        return type(self), (self.reason,)
+
+
+# tools-begin ---------------------------------------------------------------
+
+
+class ToolsBeginFrameError(DecodeError):
+    """A tools-begin response frame that could not be read."""
+
+
+class ToolsBeginEmptyFrameError(_Empty, ToolsBeginFrameError):
+    channel = "tools begin"
+
+
+class ToolsBeginUnknownTagError(_UnknownTag, ToolsBeginFrameError):
+    channel = "tools begin"
+
+
+class ToolsBeginBegunParseError(_DidNotParse, ToolsBeginFrameError):
+    """What the program declared did not parse."""
+
+    prefix = "tools begin registration did not parse"
+
+
+class ToolsBeginErrorParseError(_DidNotParse, ToolsBeginFrameError):
+    """The error did not parse."""
+
+    prefix = "tools begin error did not parse"
+
+
+class ToolsBeginInactiveParseError(_DidNotParse, ToolsBeginFrameError):
+    """The rotating secrets did not parse; the reason quotes no value."""
+
+    prefix = "tools begin inactive secrets did not parse"
+
+
+# mcp-notifications ---------------------------------------------------------
+
+
+class McpNotificationsFrameError(DecodeError):
+    """An mcp-notifications channel response frame that could not be read."""
+
+
+class McpNotificationsEmptyFrameError(_Empty, McpNotificationsFrameError):
+    channel = "mcp notifications"
+
+
+class McpNotificationsUnknownTagError(_UnknownTag, McpNotificationsFrameError):
+    channel = "mcp notifications"
+
+
+class McpNotificationsBodyParseError(_DidNotParse, McpNotificationsFrameError):
+    """A body that did not parse; the subclass says which variant's."""
+
+    prefix = "mcp notifications response frame did not parse"
+
+
+class McpNotificationsNotificationParseError(McpNotificationsBodyParseError):
+    """A Notification's body did not parse."""
+
+
+class McpNotificationsErrorParseError(McpNotificationsBodyParseError):
+    """An Error's body (ErrorData) did not parse."""
+
+
+# Why a body was refused: fixed phrases, shared so both cores word them alike.
+NOT_AN_OBJECT = "expected a JSON object"
+SECRETS_NOT_AN_OBJECT = "secrets must be an object"
+MODE_INVALID = 'the mode of secret {position} must be "fixed" or "rotating"'
+MESSAGE_NOT_A_STRING = "message must be a string"
+METHOD_NOT_A_STRING = "method must be a string"
+PARAMS_INVALID = "params must be an object or null"
+META_INVALID = "params._meta must be an object"
+CODE_INVALID = "code must be an integer"
+CODE_OUT_OF_RANGE = "code must fit in 32 signed bits"

@@ -1,0 +1,43 @@
+"""The mcp-notifications channel response: a Notification per frame, or one Error, then the finish.
+
+::
+
+    [0][notification JSON]   Notification: one, as the container's server sent it
+    [1][error JSON]          Error: rmcp's ErrorData; the client of the container cannot be reached
+
+``frame_notification`` frames a notification's JSON without parsing it, the relay's
+hot path. The frame classes and codec functions come from the compiled core where
+it is built, else from the pure twin.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._implementation import IMPLEMENTATION
+from ._model import McpNotificationsTag as Tag
+from .errors import McpNotificationsBodyParseError as BodyParseError
+from .errors import McpNotificationsEmptyFrameError as EmptyFrameError
+from .errors import McpNotificationsErrorParseError as ErrorParseError
+from .errors import McpNotificationsFrameError as FrameError
+from .errors import McpNotificationsNotificationParseError as NotificationParseError
+from .errors import McpNotificationsUnknownTagError as UnknownTagError
+
+if TYPE_CHECKING or IMPLEMENTATION == "python":
+    from ._mcp_notifications_py import (
+        Error, Frame, Notification, decode, decode_many, encode, encode_into,
+        frame_notification, frame_notifications,
+    )
+else:
+    from ._mcp_notifications_c import (
+        Error, Notification, decode, decode_many, encode, encode_into,
+        frame_notification, frame_notifications,
+    )
+
+    Frame = Notification | Error
+
+__all__ = [
+    "BodyParseError", "EmptyFrameError", "Error", "ErrorParseError", "Frame", "FrameError",
+    "Notification", "NotificationParseError", "Tag", "UnknownTagError", "decode",
+    "decode_many", "encode", "encode_into", "frame_notification", "frame_notifications",
+]
