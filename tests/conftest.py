@@ -13,6 +13,16 @@ import os
 from types import ModuleType
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# The fixtures hand out modules, which hold no state between examples.
+settings.register_profile(
+    "diverge", suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None
+)
+settings.register_profile(
+    "ci", parent=settings.get_profile("diverge"), max_examples=300, print_blob=True
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "diverge"))
 
 ALLOW_NO_EXTENSION = any(
     os.environ.get(name, "") not in ("", "0")

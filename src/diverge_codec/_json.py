@@ -13,6 +13,8 @@ import json
 import math
 import os
 import re
+import sys
+import inspect
 from typing import Any, Callable
 
 MAX_DEPTH = 1024
@@ -61,7 +63,7 @@ _decoder = json.JSONDecoder(
 
 def _too_deep(text: str) -> int:
     """The position where nesting passes MAX_DEPTH, or -1; strings are skipped."""
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
+    if depth_bound(text) <= MAX_DEPTH:
         return -1
     depth = 0
     stripped = _STRINGS.sub(lambda m: " " * len(m.group()), text)
@@ -70,6 +72,21 @@ def _too_deep(text: str) -> int:
         if depth > MAX_DEPTH:
             return match.start()
     return -1
+
+
+_STDLIB_SAFE_DEPTH = 500
+
+
+def depth_bound(text: str) -> int:
+    """An upper bound on the nesting: every opening bracket, in strings or not."""
+    return text.count("[") + text.count("{")
+
+
+def _allow_recursion_for(depth: int) -> None:
+    """The stdlib scanner recurses once a level; let it reach orjson's limit (the limit only rises)."""
+    needed = depth + 200 + len(inspect.stack(0))
+    if sys.getrecursionlimit() < needed:
+        sys.setrecursionlimit(needed)
 
 
 def _has_surrogate(value: Any) -> bool:
@@ -106,6 +123,8 @@ def stdlib_loads(data: bytes | bytearray | memoryview) -> Any:
     deep = _too_deep(text)
     if deep >= 0:
         raise StdlibDecodeFailure("depth limit exceeded", deep)
+    if depth_bound(text) > _STDLIB_SAFE_DEPTH:
+        _allow_recursion_for(MAX_DEPTH)
     reason = ""
     try:
         value = _decoder.decode(text)

@@ -15,7 +15,7 @@ from cpython.object cimport PyObject
 cdef extern from "Python.h":
     PyObject* PyDict_GetItemWithError(object mp, object key) except? NULL
 
-from diverge_codec._payload cimport payload_owner, tagged
+from diverge_codec._payload cimport body_of, payload_owner, tagged
 
 from diverge_codec import _json, errors
 from diverge_codec._model import ErrorData, Refused, error_data_from_json, notification_problem, repr_notification
@@ -109,14 +109,9 @@ cdef class Error:
         return Error, (self.error,)
 
 
-cdef inline str _problem(object parsed):
-    """notification_problem in C: the same rules, for the hot path."""
-    if type(parsed) is not dict:
-        return _NOT_AN_OBJECT
-    cdef PyObject* found = PyDict_GetItemWithError(parsed, _METHOD)
-    if found is NULL or type(<object>found) is not str:
-        return _METHOD_NOT_A_STRING
-    found = PyDict_GetItemWithError(parsed, _PARAMS)
+cdef inline str _params_problem(dict parsed):
+    """The params half of notification_problem, in C for the hot path: absent, null or an object."""
+    cdef PyObject* found = PyDict_GetItemWithError(parsed, _PARAMS)
     if found is NULL or <object>found is None:
         return None
     if type(<object>found) is not dict:
@@ -138,22 +133,31 @@ cdef object _decode(object payload):
     cdef unsigned char tag = <unsigned char>data[0]
     if tag > 1:
         raise UnknownTagError(tag)
-    cdef object body = PyBytes_FromStringAndSize(data + 1, size - 1)
+    cdef object body = body_of(data, size)
     cdef object reason = None
     cdef Notification notification
     cdef Error error
+    cdef PyObject* method
     try:
         parsed = _loads(body)
     except _DecodeFailure as problem:
         reason = _failure_reason(problem)
     else:
         if tag == 0:
-            reason = _problem(parsed)
-            if reason is None:
-                notification = Notification.__new__(Notification)
-                notification.notification = <dict>parsed
-                notification.method = <str>(<dict>parsed)[_METHOD]
-                return notification
+            # notification_problem's rules, inlined: the method is looked up once.
+            if type(parsed) is not dict:
+                reason = _NOT_AN_OBJECT
+            else:
+                method = PyDict_GetItemWithError(parsed, _METHOD)
+                if method is NULL or type(<object>method) is not str:
+                    reason = _METHOD_NOT_A_STRING
+                else:
+                    reason = _params_problem(<dict>parsed)
+                    if reason is None:
+                        notification = Notification.__new__(Notification)
+                        notification.notification = <dict>parsed
+                        notification.method = <str>method
+                        return notification
         else:
             try:
                 error = Error.__new__(Error)

@@ -6,6 +6,27 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromSt
 from libc.string cimport memcpy
 
 
+cdef extern from "Python.h":
+    object PyMemoryView_FromMemory(char* mem, Py_ssize_t size, int flags)
+    int PyBUF_READ
+
+
+# Bodies this long go to the parser as a view into the payload rather than a copy.
+cdef enum:
+    VIEW_FROM = 1024
+
+
+cdef inline object body_of(const char* data, Py_ssize_t size):
+    """The JSON after the tag byte, for the parser: a copy when small, a read-only view when large.
+
+    The view is safe because nothing runs between making it and the parse that
+    reads it, and nothing keeps it: the parser's own errors are dropped unseen.
+    """
+    if size - 1 < VIEW_FROM:
+        return PyBytes_FromStringAndSize(data + 1, size - 1)
+    return PyMemoryView_FromMemory(<char*>data + 1, size - 1, PyBUF_READ)
+
+
 cdef inline object payload_owner(object payload, const char** data, Py_ssize_t* size):
     """The object that owns the bytes (payload itself, or a copy), with data/size set; None if not bytes-like.
 

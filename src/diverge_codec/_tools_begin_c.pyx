@@ -10,7 +10,7 @@ cimport cython
 from cpython.bytearray cimport PyByteArray_CheckExact
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 
-from diverge_codec._payload cimport payload_owner, tagged
+from diverge_codec._payload cimport body_of, payload_owner, tagged
 
 from diverge_codec import _json, errors
 from diverge_codec._model import (
@@ -147,7 +147,7 @@ def decode(payload):
         return _ACTIVE
     if tag > 3:
         raise UnknownTagError(tag)
-    cdef object body = PyBytes_FromStringAndSize(data + 1, size - 1)
+    cdef object body = body_of(data, size)
     cdef object reason = None
     cdef Begun begun
     cdef Error error

@@ -1,0 +1,34 @@
+"""pytest-benchmark over the shared cases: each case's baseline and both cores, grouped so ratios come from one run.
+
+Run: ``pytest benchmarks/`` (after installing the test extra). Nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from diverge_codec import _bench
+
+CASES = {case.name: case for case in _bench.cases("cython")}
+PURE = {case.name: case for case in _bench.cases("python")}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("who", ["baseline", "cython", "python"])
+def test_case(benchmark, name, who):
+    benchmark.group = name
+    case = CASES[name] if who != "python" else PURE[name]
+    benchmark.extra_info["who"] = who
+    benchmark.name = who
+    function = case.baseline if who == "baseline" else case.run
+    result = benchmark(function)
+    assert result is not None
+
+
+@pytest.mark.parametrize("who", ["cython", "python"])
+def test_frame_notification_200(benchmark, who):
+    mn, _ = _bench.modules(who)
+    benchmark.group = "frame_notification 200 B"
+    benchmark.name = who
+    framed = benchmark(mn.frame_notification, _bench.RAW_200)
+    assert framed == b"\x00" + _bench.RAW_200
