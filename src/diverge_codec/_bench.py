@@ -15,6 +15,8 @@ from typing import Any
 
 import orjson
 
+from .sequence import McpNotificationsChecker, ToolsBeginChecker
+
 PROGRESS: dict[str, Any] = {
     "jsonrpc": "2.0",
     "method": "notifications/progress",
@@ -59,6 +61,11 @@ def cases(implementation: str) -> list[Case]:
     batch = [progress_payload] * 100
     bodies = [progress] * 100
     view_64k = memoryview(RAW_64K)
+    streaming = McpNotificationsChecker(mn)
+    idle = ToolsBeginChecker(tb)
+    idle.frame(tb.Begun({"session": "rotating", "cursor": "rotating"}))
+    session_payload = b"\x03" + values
+    session_frame = tb.decode(session_payload)
     return [
         Case("decode progress notification (~180 B)", "orjson.loads",
              lambda: orjson.loads(progress), lambda: mn.decode(progress_payload), 1.25 if cython else 2.3),
@@ -74,6 +81,10 @@ def cases(implementation: str) -> list[Case]:
              lambda: [orjson.loads(body) for body in bodies], lambda: mn.decode_many(batch)),
         Case("frame_notification 64 KB", "copy 64 KB",
              view_64k.tobytes, lambda: mn.frame_notification(RAW_64K), 1.25 if cython else None),
+        Case("check a notification (sequence)", "decode it",
+             lambda: mn.decode(progress_payload), lambda: streaming.frame(progress_frame)),
+        Case("check a period: Active and Inactive (sequence)", "decode the Inactive",
+             lambda: tb.decode(session_payload), lambda: (idle.frame(tb.ACTIVE), idle.frame(session_frame))),
     ]
 
 

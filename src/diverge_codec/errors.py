@@ -145,3 +145,24 @@ PARAMS_INVALID = "params must be an object or null"
 META_INVALID = "params._meta must be an object"
 CODE_INVALID = "code must be an integer"
 CODE_OUT_OF_RANGE = "code must fit in 32 signed bits"
+
+
+# sequences -----------------------------------------------------------------
+
+
+class SequenceError(Exception):
+    """A channel's frames out of the order its page allows, or a state machine used out of turn."""
+
+
+class RemoteProtocolError(SequenceError):
+    """The peer broke a sequence rule. Names the rule and the frame by variant and position, never a value."""
+
+    def __init__(self, channel: str, rule: object, index: int | None, variant: str, detail: str = "") -> None:
+        where = "the finish" if index is None else f"frame {index} ({variant})"
+        text = f"{channel}: {where} breaks the rule: {rule}"
+        super().__init__(text + (f" ({detail})" if detail else ""))
+        self.channel, self.rule, self.index, self.variant = channel, rule, index, variant
+
+
+class LocalProtocolError(SequenceError):
+    """This side asked a state machine for something its state does not allow."""

@@ -1,0 +1,245 @@
+"""The sequence rules of both channels, as data, and checkers that apply them (sans-IO).
+
+A checker is fed the peer's frames (or payloads) one at a time, then told the channel
+finished, and raises :class:`~diverge_codec.errors.RemoteProtocolError` the moment a
+rule breaks, naming the rule and the frame by variant and position, never a value.
+It does no I/O: drive it from asyncio, trio or a plain loop.
+
+A finish with nothing before it is not a violation: it states that the server could
+not read the request, and the checker ends in ``UNREADABLE``.
+"""
+
+from __future__ import annotations
+
+import enum
+from types import ModuleType
+from typing import Any
+
+from . import mcp_notifications, tools_begin
+from ._model import McpNotificationsTag, Mode, ToolsBeginTag
+from .errors import LocalProtocolError, RemoteProtocolError
+
+
+class State(enum.Enum):
+    """Where a checker stands. Not every channel uses every state."""
+
+    NOT_BEGUN = "not begun"
+    """tools-begin: nothing yet. mcp-notifications: nothing yet."""
+    IDLE = "begun and idle"
+    """tools-begin: Begun, and no period open."""
+    ACTIVE = "active"
+    """tools-begin: a period of activity is open."""
+    STREAMING = "streaming"
+    """mcp-notifications: one or more notifications so far."""
+    ENDED_WITH_ERROR = "ended with error"
+    """An Error arrived; only the finish may follow (``finished`` says whether it has)."""
+    FINISHED = "finished"
+    """The finish arrived after a sequence that kept the rules."""
+    UNREADABLE = "unreadable"
+    """A finish with nothing before it: the server could not read the request."""
+
+
+class Rule(enum.Enum):
+    """Each rule of both channels' pages; a violation names one."""
+
+    BEGUN_FIRST = "nothing comes before Begun but an Error"
+    ONE_BEGUN = "Begun is sent exactly once"
+    NO_ACTIVE_IN_PERIOD = "no Active while a period is open"
+    NO_INACTIVE_OUTSIDE_PERIOD = "no Inactive while no period is open"
+    ERROR_IN_PLACE_OF_INACTIVE = "after Begun, an Error comes only in place of an Inactive"
+    PERIOD_CLOSED_BEFORE_FINISH = "a period is closed by an Inactive or an Error before the finish"
+    INACTIVE_CARRIES_ROTATING = "an Inactive carries every rotating secret Begun declared, and no other"
+    NOTHING_AFTER_ERROR = "nothing follows an Error but the finish"
+    NOTHING_AFTER_FINISH = "nothing follows the finish"
+    ERROR_BEFORE_NOTIFICATIONS = "an Error is sent before any notification"
+
+
+S, R = State, Rule
+_B, _E, _A, _I = ToolsBeginTag.BEGUN, ToolsBeginTag.ERROR, ToolsBeginTag.ACTIVE, ToolsBeginTag.INACTIVE
+_N, _NE = McpNotificationsTag.NOTIFICATION, McpNotificationsTag.ERROR
+
+# tools-begin: state -> frame tag -> the next state, or the rule the frame breaks.
+TOOLS_BEGIN_RULES: dict[State, dict[int, State | Rule]] = {
+    S.NOT_BEGUN: {_B: S.IDLE, _E: S.ENDED_WITH_ERROR, _A: R.BEGUN_FIRST, _I: R.BEGUN_FIRST},
+    S.IDLE: {_B: R.ONE_BEGUN, _E: R.ERROR_IN_PLACE_OF_INACTIVE, _A: S.ACTIVE, _I: R.NO_INACTIVE_OUTSIDE_PERIOD},
+    S.ACTIVE: {_B: R.ONE_BEGUN, _E: S.ENDED_WITH_ERROR, _A: R.NO_ACTIVE_IN_PERIOD, _I: S.IDLE},
+}
+TOOLS_BEGIN_FINISH: dict[State, State | Rule] = {
+    S.NOT_BEGUN: S.UNREADABLE, S.IDLE: S.FINISHED, S.ACTIVE: R.PERIOD_CLOSED_BEFORE_FINISH,
+    S.ENDED_WITH_ERROR: S.ENDED_WITH_ERROR,
+}
+
+# mcp-notifications, as the page has it: an Error only before any notification.
+MCP_NOTIFICATIONS_RULES: dict[State, dict[int, State | Rule]] = {
+    S.NOT_BEGUN: {_N: S.STREAMING, _NE: S.ENDED_WITH_ERROR},
+    S.STREAMING: {_N: S.STREAMING, _NE: R.ERROR_BEFORE_NOTIFICATIONS},
+}
+# ...and as the Rust doc comment has it: an Error may also end a stream that has begun.
+MCP_NOTIFICATIONS_RULES_LATE_ERROR: dict[State, dict[int, State | Rule]] = {
+    **MCP_NOTIFICATIONS_RULES, S.STREAMING: {_N: S.STREAMING, _NE: S.ENDED_WITH_ERROR},
+}
+MCP_NOTIFICATIONS_FINISH: dict[State, State | Rule] = {
+    S.NOT_BEGUN: S.UNREADABLE, S.STREAMING: S.FINISHED, S.ENDED_WITH_ERROR: S.ENDED_WITH_ERROR,
+}
+
+
+Row = dict[int, tuple["State | Rule", "Row | None"]]
+
+
+def _compile(rules: dict[State, dict[int, State | Rule]], tags: tuple[int, ...]) -> dict[State, Row]:
+    """Turn a table into rows whose entries carry the next row, so a step hashes no enum."""
+    rows: dict[State, Row] = {state: {} for state in rules}
+    rows[State.ENDED_WITH_ERROR] = {tag: (Rule.NOTHING_AFTER_ERROR, None) for tag in tags}
+    for state, row in rules.items():
+        for tag, outcome in row.items():
+            rows[state][int(tag)] = (outcome, rows.get(outcome) if isinstance(outcome, State) else None)
+    return rows
+
+
+class _Checker:
+    """The part both channels share: a compiled table, a state, a count, and the finish."""
+
+    channel = ""
+    _variants: dict[int, str] = {}
+
+    def __init__(self, rules: dict[State, dict[int, State | Rule]], finish: dict[State, State | Rule], codec: ModuleType) -> None:
+        tags = tuple(self._variants)
+        self._rows = _compile(rules, tags)
+        self._row: Row = self._rows[State.NOT_BEGUN]
+        self._after_finish: Row = {tag: (Rule.NOTHING_AFTER_FINISH, None) for tag in tags}
+        self._finish, self._codec = finish, codec
+        self.state = State.NOT_BEGUN
+        self.finished = False
+        self.frames = 0
+        """How many frames have been read, which is also the index of the next."""
+        self.violation: RemoteProtocolError | None = None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} state={self.state.name} frames={self.frames} finished={self.finished}>"
+
+    def _usable(self) -> None:
+        if self.violation is not None:
+            raise LocalProtocolError(f"{self.channel} checker already reported a violation: {self.violation}")
+
+    def _break(self, rule: Rule, index: int | None, variant: str, detail: str = "") -> RemoteProtocolError:
+        self.violation = RemoteProtocolError(self.channel, rule, index, variant, detail)
+        self._row = {}
+        return self.violation
+
+    def _step(self, tag: int) -> None:
+        """The slow path of a step: raise the rule the frame breaks (or move on, where it breaks none)."""
+        entry = self._row.get(tag)
+        if entry is None:
+            self._usable()
+            raise TypeError(f"not a {self.channel} response frame (tag {tag!r})")
+        outcome, row = entry
+        index = self.frames
+        self.frames = index + 1
+        if row is None:
+            raise self._break(outcome, index, self._variants[tag])  # type: ignore[arg-type]
+        self.state, self._row = outcome, row  # type: ignore[assignment]
+
+    def payload(self, payload: bytes | bytearray | memoryview) -> Any:
+        """Decode one payload with the channel's codec, check it, and return the frame."""
+        frame = self._codec.decode(payload)
+        self.frame(frame)
+        return frame
+
+    def frame(self, frame: Any) -> None:  # pragma: no cover - each channel defines it
+        raise NotImplementedError
+
+    def finish(self) -> State:
+        """The channel finished. Returns the final state; raises if the finish broke a rule."""
+        self._usable()
+        if self.finished:
+            raise self._break(Rule.NOTHING_AFTER_FINISH, None, "finish")
+        outcome = self._finish[self.state]
+        if isinstance(outcome, Rule):
+            raise self._break(outcome, None, "finish")
+        self.state, self.finished, self._row = outcome, True, self._after_finish
+        return outcome
+
+    @property
+    def unreadable(self) -> bool:
+        """The finish came with nothing before it: the server could not read the request."""
+        return self.state is State.UNREADABLE
+
+
+class ToolsBeginChecker(_Checker):
+    """Checks a tools-begin response sequence: Begun, then periods of Active and Inactive; or an Error.
+
+    ``declaration`` is what Begun declared (None before it), ``periods`` the number
+    of periods closed by an Inactive.
+    """
+
+    channel = "tools-begin"
+    _variants = {_B: "Begun", _E: "Error", _A: "Active", _I: "Inactive"}
+
+    def __init__(self, codec: ModuleType = tools_begin) -> None:
+        super().__init__(TOOLS_BEGIN_RULES, TOOLS_BEGIN_FINISH, codec)
+        self.declaration: dict[str, Mode] | None = None
+        self.rotating: frozenset[str] = frozenset()
+        self.periods = 0
+
+    def frame(self, frame: Any) -> None:
+        """Check one frame; raises RemoteProtocolError at once if it breaks a rule."""
+        tag = frame.tag
+        entry = self._row.get(tag)
+        if entry is None or entry[1] is None:
+            self._step(tag)  # raises: the frame breaks a rule, or is no frame
+        if tag == _I:
+            names = frame.values.keys()
+            if names != self.rotating:
+                self.frames += 1
+                raise self._break(
+                    Rule.INACTIVE_CARRIES_ROTATING, self.frames - 1, "Inactive",
+                    f"{len(self.rotating - names)} missing, {len(names - self.rotating)} not declared rotating",
+                )
+            self.periods += 1
+        elif tag == _B:
+            self.declaration = dict(frame.secrets)
+            self.rotating = frozenset(name for name, mode in frame.secrets.items() if mode is Mode.ROTATING)
+        self.state, self._row = entry  # type: ignore[misc]
+        self.frames += 1
+
+
+class McpNotificationsChecker(_Checker):
+    """Checks an mcp-notifications sequence: notifications in order, or one Error first, then the finish.
+
+    The page puts the Error before any notification; the Rust doc comment speaks of
+    an Error ending a stream that stopped. ``allow_error_after_notifications=True``
+    accepts that too, as the last frame.
+    """
+
+    channel = "mcp-notifications"
+    _variants = {_N: "Notification", _NE: "Error"}
+
+    def __init__(self, codec: ModuleType = mcp_notifications, *, allow_error_after_notifications: bool = False) -> None:
+        rules = MCP_NOTIFICATIONS_RULES_LATE_ERROR if allow_error_after_notifications else MCP_NOTIFICATIONS_RULES
+        super().__init__(rules, MCP_NOTIFICATIONS_FINISH, codec)
+        self.notifications = 0
+
+    def frame(self, frame: Any) -> None:
+        """Check one frame; raises RemoteProtocolError at once if it breaks a rule."""
+        tag = frame.tag
+        entry = self._row.get(tag)
+        if entry is None or entry[1] is None:
+            self._step(tag)  # raises: the frame breaks a rule, or is no frame
+        self.state, self._row = entry  # type: ignore[misc]
+        self.frames += 1
+        if tag == _N:
+            self.notifications += 1
+
+
+def check(checker: _Checker, payloads: Any, finished: bool = True) -> State:
+    """Feed every payload to a checker, then the finish if ``finished``: the final state."""
+    for payload in payloads:
+        checker.payload(payload)
+    return checker.finish() if finished else checker.state
+
+
+__all__ = [
+    "MCP_NOTIFICATIONS_FINISH", "MCP_NOTIFICATIONS_RULES", "MCP_NOTIFICATIONS_RULES_LATE_ERROR",
+    "McpNotificationsChecker", "Rule", "State", "TOOLS_BEGIN_FINISH", "TOOLS_BEGIN_RULES",
+    "ToolsBeginChecker", "check",
+]
