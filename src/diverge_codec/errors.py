@@ -166,3 +166,32 @@ class RemoteProtocolError(SequenceError):
 
 class LocalProtocolError(SequenceError):
     """This side asked a state machine for something its state does not allow."""
+
+
+# the stream envelope --------------------------------------------------------
+
+
+class StreamError(ValueError):
+    """A byte stream of length-prefixed records that could not be split."""
+
+
+class RecordTooLargeError(StreamError):
+    """A record's length prefix is over the limit; refused before anything is allocated for it."""
+
+    def __init__(self, length: int, limit: int) -> None:
+        super().__init__(f"record of {length} bytes is over the limit of {limit} bytes")
+        self.length, self.limit = length, limit
+
+    def __reduce__(self) -> tuple[type, tuple[int, int]]:
+        return type(self), (self.length, self.limit)
+
+
+class TruncatedStreamError(StreamError):
+    """The stream ended inside a record (or inside its length prefix)."""
+
+    def __init__(self, missing: int, inside: str = "record") -> None:
+        super().__init__(f"stream ended inside a {inside}: {missing} bytes missing")
+        self.missing, self.inside = missing, inside
+
+    def __reduce__(self) -> tuple[type, tuple[int, str]]:
+        return type(self), (self.missing, self.inside)

@@ -1,0 +1,118 @@
+"""The stream envelope: exact bytes, limits, truncation, and any chunking, on both cores."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import IMPLEMENTATIONS, load
+from diverge_codec.errors import RecordTooLargeError, StreamError, TruncatedStreamError
+
+
+@pytest.fixture(params=IMPLEMENTATIONS)
+def sm(request):
+    return load("stream", request.param)
+
+
+def test_record_exact_bytes(sm):
+    assert sm.record(b"\x02") == b"\x00\x00\x00\x01\x02"
+    assert sm.record(b"") == b"\x00\x00\x00\x00"
+    out = bytearray()
+    sm.write_record(out, b"ab")
+    sm.write_records(out, [b"c", bytearray(b"")])
+    assert out == b"\x00\x00\x00\x02ab\x00\x00\x00\x01c\x00\x00\x00\x00"
+    file = io.BytesIO()
+    sm.write_records(file, [b"xyz"])
+    assert file.getvalue() == b"\x00\x00\x00\x03xyz"
+
+
+def test_split_returns_views_into_bytes(sm):
+    stream = b"\x00\x00\x00\x02ab\x00\x00\x00\x00\x00\x00\x00\x01c"
+    records = sm.split_records(stream)
+    assert [bytes(r) for r in records] == [b"ab", b"", b"c"]
+    assert all(type(r) is memoryview and r.obj is stream for r in records)
+    assert [bytes(r) for r in sm.split_records(bytearray(stream))] == [b"ab", b"", b"c"]
+    assert sm.split_records(b"") == []
+
+
+def test_split_refusals(sm):
+    with pytest.raises(TruncatedStreamError) as caught:
+        sm.split_records(b"\x00\x00\x00\x05abc")
+    assert caught.value.missing == 2 and str(caught.value) == "stream ended inside a record: 2 bytes missing"
+    with pytest.raises(TruncatedStreamError) as caught:
+        sm.split_records(b"\x00\x00\x00\x01a\x00\x00")
+    assert str(caught.value) == "stream ended inside a length prefix: 2 bytes missing"
+    with pytest.raises(RecordTooLargeError) as caught:
+        sm.split_records(b"\xff\xff\xff\xff", max_record=1024)
+    assert (caught.value.length, caught.value.limit) == (0xFFFFFFFF, 1024)
+    assert str(caught.value) == "record of 4294967295 bytes is over the limit of 1024 bytes"
+    assert isinstance(caught.value, StreamError) and isinstance(caught.value, ValueError)
+    with pytest.raises(TypeError, match="split_records takes bytes"):
+        sm.split_records("text")
+    with pytest.raises(ValueError, match="max_record"):
+        sm.split_records(b"", max_record=-1)
+
+
+def test_default_limit_is_16_mib(sm):
+    assert sm.DEFAULT_MAX_RECORD == 16 * 1024 * 1024
+    with pytest.raises(RecordTooLargeError):
+        sm.RecordReader().feed((16 * 1024 * 1024 + 1).to_bytes(4, "big"))
+
+
+def test_reader_incremental(sm):
+    reader = sm.RecordReader()
+    assert reader.feed(b"\x00\x00") == []
+    assert reader.pending == 2
+    assert reader.feed(b"\x00\x03a") == []
+    out = reader.feed(b"bc\x00\x00\x00\x01d\x00")
+    assert [bytes(r) for r in out] == [b"abc", b"d"]
+    assert type(out[0]) is bytes  # spanned chunks: a copy
+    assert type(out[1]) is memoryview  # whole inside one bytes chunk: a view
+    with pytest.raises(TruncatedStreamError) as caught:
+        reader.close()
+    assert caught.value.missing == 3
+    with pytest.raises(ValueError, match="feed after close"):
+        reader.feed(b"")
+
+
+def test_reader_refuses_a_large_length_before_its_bytes_arrive(sm):
+    reader = sm.RecordReader(max_record=10)
+    with pytest.raises(RecordTooLargeError):
+        reader.feed(b"\x00\x00\x00\x0b")
+
+
+def test_reader_copies_from_a_bytearray(sm):
+    reader = sm.RecordReader()
+    data = bytearray(b"\x00\x00\x00\x01z")
+    (record,) = reader.feed(data)
+    data[4] = ord("y")
+    assert bytes(record) == b"z"
+    reader.close()
+    assert reader.records == 1
+
+
+@given(payloads=st.lists(st.binary(max_size=20), max_size=8), cuts=st.lists(st.integers(0, 200), max_size=6))
+def test_any_chunking_gives_the_same_payloads(sm, payloads, cuts):
+    stream = b"".join(sm.record(p) for p in payloads)
+    assert [bytes(r) for r in sm.split_records(stream)] == payloads
+    reader = sm.RecordReader()
+    got = []
+    edges = sorted({0, len(stream), *[c % (len(stream) + 1) for c in cuts]})
+    for start, end in zip(edges, edges[1:]):
+        got += [bytes(r) for r in reader.feed(stream[start:end])]
+    reader.close()
+    assert got == payloads and reader.pending == 0
+
+
+@given(stream=st.binary(max_size=40), limit=st.integers(0, 30))
+def test_both_cores_agree_on_any_stream(stream, limit):
+    def outcome(module):
+        try:
+            return [bytes(r) for r in module.split_records(stream, max_record=limit)]
+        except StreamError as error:
+            return type(error), str(error)
+
+    assert outcome(load("stream", "c")) == outcome(load("stream", "py"))
