@@ -13,7 +13,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         return
     by_group: dict[str, dict[str, float]] = {}
     for bench in session.benchmarks:
-        by_group.setdefault(bench.group, {})[bench.param or bench.name] = bench.stats.min * 1e9
+        by_group.setdefault(bench.group, {})[bench.extra_info.get("who", bench.name)] = bench.stats.min * 1e9
     lines = ["| case | implementation | ns (min) | ratio to baseline |", "|---|---|---:|---:|"]
     for group, entries in by_group.items():
         baseline = entries.get("baseline")

@@ -71,7 +71,7 @@ def test_tools_begin_sequences_that_break_a_rule(tb, script, rule, index, varian
         run_tb(tb, script, finish=False)
     error = caught.value
     assert (error.rule, error.index, error.variant) == (rule, index, variant)
-    assert str(error) == f"tools-begin: frame {index} ({variant}) breaks the rule: {rule}"
+    assert str(error) == f"tools-begin: frame {index} ({variant}) breaks the rule: {rule.value}"
 
 
 def test_finish_inside_a_period_breaks_a_rule(tb):
@@ -79,7 +79,7 @@ def test_finish_inside_a_period_breaks_a_rule(tb):
     with pytest.raises(RemoteProtocolError) as caught:
         checker.finish()
     assert caught.value.rule is Rule.PERIOD_CLOSED_BEFORE_FINISH and caught.value.index is None
-    assert str(caught.value) == f"tools-begin: the finish breaks the rule: {Rule.PERIOD_CLOSED_BEFORE_FINISH}"
+    assert str(caught.value) == f"tools-begin: the finish breaks the rule: {Rule.PERIOD_CLOSED_BEFORE_FINISH.value}"
 
 
 def test_nothing_after_the_finish(tb):

@@ -275,3 +275,20 @@ def test_encode_refuses_non_frames(tb):
     with pytest.raises(TypeError, match="not a tools begin response frame: dict"):
         tb.encode({})
 
+
+
+def test_decoding_active_allocates_nothing(tb):
+    import tracemalloc
+
+    payload = b"\x02"
+    tb.decode(payload)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        for _ in range(1000):
+            tb.decode(payload)
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    grown = [stat for stat in after.compare_to(before, "filename") if stat.size_diff > 0 and "tracemalloc" not in str(stat)]
+    assert sum(stat.size_diff for stat in grown) < 512, grown[:3]

@@ -82,7 +82,7 @@ def cases(implementation: str) -> list[Case]:
         Case("frame_notification 64 KB", "copy 64 KB",
              view_64k.tobytes, lambda: mn.frame_notification(RAW_64K), 1.25 if cython else None),
         Case("check a notification (sequence)", "decode it",
-             lambda: mn.decode(progress_payload), lambda: streaming.frame(progress_frame)),
+             lambda: mn.decode(progress_payload), lambda: (streaming.frame(progress_frame), streaming.state)),
         Case("check a period: Active and Inactive (sequence)", "decode the Inactive",
              lambda: tb.decode(session_payload), lambda: (idle.frame(tb.ACTIVE), idle.frame(session_frame))),
     ]
@@ -95,7 +95,7 @@ def paired_ns(baseline: Callable[[], Any], candidate: Callable[[], Any], budget_
     the best round is the one the machine disturbed least.
     """
     timers = [timeit.Timer(baseline), timeit.Timer(candidate)]
-    numbers = [max(1, int(timer.autorange()[0] * budget_s / 0.2 / rounds * 5)) for timer in timers]
+    numbers = [max(1, int(budget_s / rounds / max(timer.timeit(20) / 20, 1e-9))) for timer in timers]
     best = [float("inf"), float("inf")]
     for _ in range(rounds):
         for side in (0, 1):

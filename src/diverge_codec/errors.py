@@ -159,7 +159,7 @@ class RemoteProtocolError(SequenceError):
 
     def __init__(self, channel: str, rule: object, index: int | None, variant: str, detail: str = "") -> None:
         where = "the finish" if index is None else f"frame {index} ({variant})"
-        text = f"{channel}: {where} breaks the rule: {rule}"
+        text = f"{channel}: {where} breaks the rule: {getattr(rule, 'value', rule)}"
         super().__init__(text + (f" ({detail})" if detail else ""))
         self.channel, self.rule, self.index, self.variant = channel, rule, index, variant
 

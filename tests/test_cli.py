@@ -1,0 +1,164 @@
+"""The command-line tool, run as a user runs it: a subprocess, on good and bad captures."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from diverge_codec import samples
+
+TOKEN_VALUES = ("sample-token-1", "sample-token-2")
+
+
+def run(*args, input=None, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "diverge_codec", *args], input=input, capture_output=True,
+        env={**os.environ, **(env or {})}, timeout=120,
+    )
+
+
+def test_inspect_with_no_file_shows_both_sample_sessions():
+    done = run("inspect")
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr
+    assert "tools-begin: built-in sample session (5 frames)" in out
+    assert "mcp-notifications: built-in sample session (5 frames)" in out
+    assert "verdict: ok: finished after 2 periods of activity" in out
+    assert "method notifications/progress" in out
+    assert "rotating: session=<redacted>" in out
+    assert not any(value in out for value in TOKEN_VALUES)
+
+
+def test_inspect_a_capture_file(tmp_path):
+    path = tmp_path / "tb.cap"
+    path.write_bytes(samples.capture(samples.tools_begin_session()))
+    done = run("inspect", str(path), "--channel", "tools-begin")
+    assert done.returncode == 0
+    lines = done.stdout.decode().splitlines()
+    assert lines[2].split()[:5] == ["0", "0", "Begun", "53", "secrets:"]
+    assert lines[-1] == "verdict: ok: finished after 2 periods of activity"
+
+
+def test_inspect_from_stdin_as_json():
+    done = run("inspect", "-", "--channel", "mcp-notifications", "--json", input=samples.capture(samples.mcp_notifications_unreachable()))
+    report = json.loads(done.stdout)
+    assert done.returncode == 0
+    assert [row["variant"] for row in report["frames"]] == ["Error"]
+    assert report["verdict"] == {"valid": True, "kind": "error", "message": "ok: ended with an error, then the finish", "state": "ended with error"}
+
+
+def test_a_rule_broken_is_exit_1_naming_rule_and_frame(tmp_path):
+    payloads = samples.tools_begin_session()
+    path = tmp_path / "bad.cap"
+    path.write_bytes(samples.capture([payloads[0], payloads[1], payloads[1]]))
+    done = run("inspect", str(path), "--channel", "tools-begin")
+    assert done.returncode == 1
+    assert done.stdout.decode().splitlines()[-1] == (
+        "verdict: tools-begin: frame 2 (Active) breaks the rule: no Active while a period is open"
+    )
+
+
+def test_an_open_capture_and_a_finish_inside_a_period(tmp_path):
+    path = tmp_path / "open.cap"
+    path.write_bytes(samples.capture(samples.tools_begin_session()[:2]))
+    open_run = run("inspect", str(path), "--channel", "tools-begin", "--open")
+    assert open_run.returncode == 0 and b"ok so far: still open (active)" in open_run.stdout
+    finished = run("inspect", str(path), "--channel", "tools-begin")
+    assert finished.returncode == 1 and b"the finish breaks the rule" in finished.stdout
+
+
+def test_an_empty_capture_means_the_request_was_unreadable(tmp_path):
+    path = tmp_path / "empty.cap"
+    path.write_bytes(b"")
+    done = run("inspect", str(path), "--channel", "mcp-notifications")
+    assert done.returncode == 0
+    assert b"the server could not read the request" in done.stdout
+
+
+def test_a_truncated_stream_says_how_many_bytes_were_missing(tmp_path):
+    data = samples.capture(samples.mcp_notifications_session())
+    path = tmp_path / "cut.cap"
+    path.write_bytes(data[:-5])
+    done = run("inspect", str(path), "--channel", "mcp-notifications")
+    assert done.returncode == 1
+    out = done.stdout.decode()
+    assert "(4 frames)" in out
+    assert out.splitlines()[-1] == "verdict: invalid stream: stream ended inside a record: 5 bytes missing"
+
+
+def test_an_undecodable_frame(tmp_path):
+    path = tmp_path / "hex.txt"
+    path.write_text("# a comment\n00" + b"{}".hex() + "\n\n00" + b"[]".hex() + "\n")
+    done = run("inspect", str(path), "--channel", "tools-begin", "--hex")
+    assert done.returncode == 1
+    assert done.stdout.decode().splitlines()[-1] == (
+        "verdict: frame 1 could not be decoded: tools begin registration did not parse: expected a JSON object"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("inspect", "/no/such/file", "--channel", "tools-begin"), "diverge-codec: cannot read /no/such/file: No such file or directory"),
+        (("inspect", "-", "--channel", "tools-begin", "--hex"), "diverge-codec: line 1 is not hex"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    done = run(*args, input=b"zz\n")
+    assert done.returncode == 2
+    assert done.stderr.decode().strip() == message
+    assert b"Traceback" not in done.stderr
+
+
+def test_encode_then_inspect_round_trips(tmp_path):
+    lines = [
+        {"variant": "begun", "secrets": {"k": "rotating"}},
+        {"variant": "active"},
+        {"variant": "inactive", "values": {"k": "SECRET-VALUE"}},
+    ]
+    jsonl = "\n".join(json.dumps(line) for line in lines).encode()
+    encoded = run("encode", "--channel", "tools-begin", input=jsonl)
+    assert encoded.returncode == 0, encoded.stderr
+    assert encoded.stdout == samples.capture([b'\x00{"secrets":{"k":"rotating"}}', b"\x02", b'\x03{"k":"SECRET-VALUE"}'])
+    inspected = run("inspect", "-", "--channel", "tools-begin", "--json", input=encoded.stdout)
+    report = json.loads(inspected.stdout)
+    assert [row["variant"] for row in report["frames"]] == ["Begun", "Active", "Inactive"]
+    assert report["verdict"]["valid"] and b"SECRET-VALUE" not in inspected.stdout
+    hexed = run("encode", "--channel", "tools-begin", "--hex", input=jsonl)
+    assert hexed.stdout.decode().splitlines()[1] == "02"
+
+
+def test_encode_notifications_and_errors(tmp_path):
+    out = tmp_path / "n.cap"
+    jsonl = b'{"variant": "notification", "notification": {"method": "m"}}\n{"variant": "error", "error": {"code": 1, "message": "x"}}\n'
+    done = run("encode", "--channel", "mcp-notifications", "-o", str(out), input=jsonl)
+    assert done.returncode == 0
+    assert out.read_bytes() == samples.capture([b'\x00{"method":"m"}', b'\x01{"code":1,"message":"x"}'])
+    bad = run("encode", "--channel", "mcp-notifications", input=b'{"variant": "nope"}\n')
+    assert bad.returncode == 2
+    assert bad.stderr.decode().strip() == "diverge-codec: line 1: unknown mcp-notifications variant 'nope': expected notification or error"
+    broken = run("encode", "--channel", "tools-begin", input=b"{not json\n")
+    assert broken.returncode == 2 and broken.stderr.decode().startswith("diverge-codec: line 1: ")
+    invalid = run("encode", "--channel", "tools-begin", input=b'{"variant": "begun", "secrets": {"a": "Fixed"}}\n')
+    assert invalid.returncode == 2 and b'must be "fixed" or "rotating"' in invalid.stderr
+
+
+def test_bench_quick_prints_the_ratio_table():
+    done = run("bench", "--quick")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    assert out.startswith("| implementation | case | against | ns | ratio | target |")
+    assert "decode progress notification (~180 B)" in out and "| python |" in out
+
+
+def test_the_console_script_is_the_same_tool():
+    script = shutil.which("diverge-codec")
+    if script is None:
+        pytest.skip("the package is not installed with its scripts here")
+    done = subprocess.run([script, "--version"], capture_output=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith(b"diverge-codec ")
