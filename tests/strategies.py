@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import orjson
 from hypothesis import strategies as st
+
+from diverge_codec import _json
 
 names = st.text(max_size=12)
 scalars = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20)
@@ -16,9 +17,9 @@ modes = st.sampled_from(["fixed", "rotating"])
 
 
 def dump(value) -> bytes:
-    """orjson where it can; the odd integer orjson will not write goes in as the stdlib writes it."""
+    """The JSON backend where it can; the odd integer orjson will not write goes in as the stdlib writes it."""
     try:
-        return orjson.dumps(value)
+        return _json.dumps(value)
     except TypeError:
         import json
 

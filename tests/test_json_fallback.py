@@ -7,8 +7,9 @@ import os
 import subprocess
 import sys
 
-import orjson
 import pytest
+
+orjson = pytest.importorskip("orjson")
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

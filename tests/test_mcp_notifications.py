@@ -6,6 +6,8 @@ import pickle
 
 import pytest
 
+from conftest import assert_message
+
 from diverge_codec import EncodeError, ErrorData, mcp_notifications
 from diverge_codec.errors import DecodeError
 
@@ -123,8 +125,8 @@ def test_refusal(mn, payload, kind, message):
         mn.decode(payload)
     error = caught.value
     assert type(error) is getattr(mcp_notifications, kind)
-    assert str(error) == message
-    assert error.args == (message,)
+    assert_message(error, message)
+    assert error.args == (str(error),)
     assert isinstance(error, mcp_notifications.FrameError) and isinstance(error, DecodeError)
     assert error.__cause__ is None and error.__context__ is None
     if kind.endswith("ParseError"):

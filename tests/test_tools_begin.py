@@ -6,6 +6,9 @@ import pickle
 
 import pytest
 
+from conftest import assert_message
+
+from diverge_codec import _json
 from diverge_codec import EncodeError, Mode, ProviderError, tools_begin
 from diverge_codec.errors import DecodeError
 
@@ -152,8 +155,8 @@ def test_refusal(tb, payload, kind, message):
         tb.decode(payload)
     error = caught.value
     assert type(error) is getattr(tools_begin, kind)
-    assert str(error) == message
-    assert error.args == (message,)
+    assert_message(error, message)
+    assert error.args == (str(error),)
     assert isinstance(error, tools_begin.FrameError)
     assert isinstance(error, DecodeError) and isinstance(error, ValueError)
     assert error.__cause__ is None and error.__context__ is None
@@ -176,7 +179,8 @@ def test_errors_pickle(tb):
         with pytest.raises(tools_begin.FrameError) as caught:
             tb.decode(payload)
         again = pickle.loads(pickle.dumps(caught.value))
-        assert type(again) is type(caught.value) and str(again) == message
+        assert type(again) is type(caught.value) and str(again) == str(caught.value)
+        assert_message(again, message)
 
 
 # ---- frames as values --------------------------------------------------------
@@ -267,7 +271,9 @@ def test_constructor_copies_its_input(tb):
 def test_encode_refuses_unencodable_values(tb):
     with pytest.raises(EncodeError) as caught:
         tb.encode(tb.Inactive({"a": {1, 2}}))
-    assert str(caught.value) == "tools begin Inactive could not be encoded: Type is not JSON serializable: set"
+    assert str(caught.value).startswith("tools begin Inactive could not be encoded: ")
+    if _json.BACKEND == "orjson":
+        assert str(caught.value) == "tools begin Inactive could not be encoded: Type is not JSON serializable: set"
     assert caught.value.__context__ is None
 
 

@@ -7,6 +7,8 @@ choice is made once, at import, so every channel module agrees with the others.
 from __future__ import annotations
 
 import os
+import platform
+import warnings
 
 FORCED_PURE = os.environ.get("DIVERGE_CODEC_PURE", "") not in ("", "0")
 
@@ -18,5 +20,12 @@ else:
         from . import _mcp_notifications_c, _stream_c, _tools_begin_c  # noqa: F401
     except ImportError:
         IMPLEMENTATION = "python"
+        if platform.python_implementation() == "CPython":
+            warnings.warn(
+                "diverge_codec: the compiled core is not built here; using the pure-Python implementation "
+                "(set DIVERGE_CODEC_PURE=1 to choose it and silence this)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
     else:
         IMPLEMENTATION = "cython"
