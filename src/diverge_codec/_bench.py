@@ -52,6 +52,12 @@ def modules(implementation: str) -> tuple[Any, Any]:
     )
 
 
+def _checked(checker: McpNotificationsChecker | ToolsBeginChecker, *frames: Any) -> Any:
+    for frame in frames:
+        checker.frame(frame)
+    return checker.state
+
+
 def cases(implementation: str) -> list[Case]:
     mn, tb = modules(implementation)
     cython = implementation == "cython"
@@ -82,9 +88,9 @@ def cases(implementation: str) -> list[Case]:
         Case("frame_notification 64 KB", "copy 64 KB",
              view_64k.tobytes, lambda: mn.frame_notification(RAW_64K), 1.25 if cython else None),
         Case("check a notification (sequence)", "decode it",
-             lambda: mn.decode(progress_payload), lambda: (streaming.frame(progress_frame), streaming.state)),
+             lambda: mn.decode(progress_payload), lambda: _checked(streaming, progress_frame)),
         Case("check a period: Active and Inactive (sequence)", "decode the Inactive",
-             lambda: tb.decode(session_payload), lambda: (idle.frame(tb.ACTIVE), idle.frame(session_frame))),
+             lambda: tb.decode(session_payload), lambda: _checked(idle, tb.ACTIVE, session_frame)),
     ]
 
 

@@ -100,9 +100,9 @@ class Error:
 Frame = Union[Notification, Error]
 
 _new = object.__new__
-_set_notification = Notification.notification.__set__  # type: ignore[attr-defined]
-_set_method = Notification.method.__set__  # type: ignore[attr-defined]
-_set_error = Error.error.__set__  # type: ignore[attr-defined]
+_set_notification = Notification.notification.__set__  # type: ignore[attr-defined,misc]
+_set_method = Notification.method.__set__  # type: ignore[attr-defined,misc]
+_set_error = Error.error.__set__  # type: ignore[attr-defined,misc]
 
 
 def decode(payload: bytes | bytearray | memoryview) -> Frame:

@@ -8,7 +8,7 @@ diverge specification, where the transport frames payloads itself.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Union
+from typing import BinaryIO, Union
 
 from ._model import as_bytes
 from .errors import RecordTooLargeError, TruncatedStreamError
@@ -144,16 +144,16 @@ def record(payload: bytes | bytearray | memoryview) -> bytes:
     return len(view).to_bytes(PREFIX, "big") + view.tobytes()
 
 
-def write_record(out: bytearray | object, payload: bytes | bytearray | memoryview) -> None:
+def write_record(out: bytearray | BinaryIO, payload: bytes | bytearray | memoryview) -> None:
     """Append one record to a bytearray, or write it to a binary file."""
     framed = record(payload)
-    if type(out) is bytearray:
+    if isinstance(out, bytearray):
         out += framed
     else:
-        out.write(framed)  # type: ignore[attr-defined]
+        out.write(framed)
 
 
-def write_records(out: bytearray | object, payloads: Iterable[bytes | bytearray | memoryview]) -> None:
+def write_records(out: bytearray | BinaryIO, payloads: Iterable[bytes | bytearray | memoryview]) -> None:
     """write_record of each payload, in order."""
     for payload in payloads:
         write_record(out, payload)

@@ -136,9 +136,9 @@ class Inactive:
 Frame = Union[Begun, Error, Active, Inactive]
 
 _new = object.__new__
-_set_secrets = Begun.secrets.__set__  # type: ignore[attr-defined]
-_set_error = Error.error.__set__  # type: ignore[attr-defined]
-_set_values = Inactive.values.__set__  # type: ignore[attr-defined]
+_set_secrets = Begun.secrets.__set__  # type: ignore[attr-defined,misc]
+_set_error = Error.error.__set__  # type: ignore[attr-defined,misc]
+_set_values = Inactive.values.__set__  # type: ignore[attr-defined,misc]
 
 
 def decode(payload: bytes | bytearray | memoryview) -> Frame:

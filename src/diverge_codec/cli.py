@@ -78,7 +78,7 @@ def inspect_payloads(payloads: Iterable[bytes | memoryview], channel: str, *, fi
         try:
             checker.frame(frame)
         except RemoteProtocolError as error:
-            verdict = {"valid": False, "kind": "violation", "index": index, "rule": error.rule.name, "message": str(error)}
+            verdict = {"valid": False, "kind": "violation", "index": index, "rule": getattr(error.rule, "name", str(error.rule)), "message": str(error)}
             break
     if verdict is None:
         verdict = _finish(checker, finished)
@@ -92,7 +92,7 @@ def _finish(checker: ToolsBeginChecker | McpNotificationsChecker, finished: bool
     try:
         state = checker.finish()
     except RemoteProtocolError as error:
-        return {"valid": False, "kind": "violation", "index": None, "rule": error.rule.name, "message": str(error)}
+        return {"valid": False, "kind": "violation", "index": None, "rule": getattr(error.rule, "name", str(error.rule)), "message": str(error)}
     if state is State.UNREADABLE:
         return {"valid": True, "kind": "unreadable", "message": "the server could not read the request (a finish with nothing before it)"}
     if state is State.ENDED_WITH_ERROR:
@@ -257,10 +257,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def plot(rows: list[dict[str, Any]], path: str) -> None:
     try:
-        import matplotlib
+        import matplotlib  # type: ignore[import-not-found,unused-ignore]
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         raise UsageError("--plot needs matplotlib: pip install 'diverge-codec[plot]'") from None
     rated = [row for row in rows if row["ratio"] is not None]

@@ -11,8 +11,8 @@ from __future__ import annotations
 class DecodeError(ValueError):
     """A payload that could not be read, on either channel."""
 
-    tag: int | None = None
-    reason: str = ""
+    tag: int
+    reason: str
     index: int | None = None
     """Set by the batch calls: which payload of the batch failed."""
 

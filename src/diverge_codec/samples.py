@@ -6,6 +6,8 @@ benchmarks a realistic session. The secret values in them are made up.
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import mcp_notifications, stream, tools_begin
 from ._model import ErrorData, ProviderError
 
@@ -13,7 +15,7 @@ from ._model import ErrorData, ProviderError
 def tools_begin_session() -> list[bytes]:
     """Begun with a fixed and a rotating secret, then two periods of activity."""
     tb = tools_begin
-    frames = [
+    frames: list[tools_begin.Frame] = [
         tb.Begun({"api_key": "fixed", "session": "rotating"}),
         tb.ACTIVE,
         tb.Inactive({"session": {"token": "sample-token-1", "expires": 1767225600}}),
@@ -31,7 +33,7 @@ def tools_begin_refused() -> list[bytes]:
 def mcp_notifications_session() -> list[bytes]:
     """A tools list change, progress with an int and a string token, and logging at two levels."""
     mn = mcp_notifications
-    bodies = [
+    bodies: list[dict[str, Any]] = [
         {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"},
         {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 50, "total": 100}},
         {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "job-7", "progress": 0.5, "message": "halfway"}},

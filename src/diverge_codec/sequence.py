@@ -199,7 +199,7 @@ class ToolsBeginChecker(_Checker):
         elif tag == _B:
             self.declaration = dict(frame.secrets)
             self.rotating = frozenset(name for name, mode in frame.secrets.items() if mode is Mode.ROTATING)
-        self.state, self._row = entry  # type: ignore[misc]
+        self.state, self._row = entry  # type: ignore[assignment,misc]
         self.frames += 1
 
 
@@ -225,7 +225,7 @@ class McpNotificationsChecker(_Checker):
         entry = self._row.get(tag)
         if entry is None or entry[1] is None:
             self._step(tag)  # raises: the frame breaks a rule, or is no frame
-        self.state, self._row = entry  # type: ignore[misc]
+        self.state, self._row = entry  # type: ignore[assignment,misc]
         self.frames += 1
         if tag == _N:
             self.notifications += 1
