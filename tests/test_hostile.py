@@ -1,0 +1,172 @@
+"""Hostile input: secrets never leak into errors or reprs, memory stays flat, threads agree; on both cores."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import tracemalloc
+
+import pytest
+
+from diverge_codec import ErrorData, ProviderError
+from diverge_codec.errors import RemoteProtocolError, SequenceError
+from diverge_codec.proxy import ExchangeKind, ToolContainerProxy
+from diverge_codec.sequence import McpNotificationsChecker, ToolsBeginChecker
+
+from conftest import IMPLEMENTATIONS, load
+
+
+@pytest.fixture(params=IMPLEMENTATIONS)
+def pair(request):
+    """Both channels' codecs of one implementation."""
+    return load("tools_begin", request.param), load("mcp_notifications", request.param)
+
+MARKER = "zq7MARKERx9"
+M = MARKER.encode()
+
+HOSTILE_BODIES = [
+    b'{"secrets":{"a":"' + M + b'"}}', b'{"secrets":{"' + M + b'":1}}', b'{"secrets":"' + M + b'"}',
+    b'{"message":["' + M + b'"]}', b'["' + M + b'"]', b'"' + M + b'"', b'{"' + M + b'" 1}', b'{"a":"' + M + b'"',
+    b'{"a":"' + M + b'\xff"}', b'{"a":"' + M + b'\\ud800"}', b'{"a":"' + M + b'\x01"}', b'{"a":' + M + b"}",
+    b'{"method":"' + M + b'","params":["' + M + b'"]}', b'{"method":1,"x":"' + M + b'"}',
+    b'{"method":"m","params":{"_meta":"' + M + b'"}}', b'{"code":"' + M + b'","message":"' + M + b'"}',
+    b'{"code":1.5,"message":"' + M + b'"}', b'{"code":99999999999,"message":"' + M + b'"}', b'{"code":1}' + M,
+    b"[" * 1100 + b'"' + M + b'"',
+]
+
+
+def walk(error: BaseException):
+    """The exception, and everything hanging off it: causes, contexts, attributes, args."""
+    seen, stack = set(), [error]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        yield item
+        if isinstance(item, BaseException):
+            stack.extend(x for x in (item.__cause__, item.__context__) if x is not None)
+            stack.extend(item.args)
+            stack.extend(vars(item).values())
+
+
+def assert_clean(error: BaseException) -> None:
+    for item in walk(error):
+        for text in (str(item), repr(item)):
+            assert MARKER not in text, (type(error).__name__, text[:200])
+
+
+@pytest.mark.parametrize("body", HOSTILE_BODIES)
+def test_no_decode_error_carries_a_payload_value(pair, body):
+    tb, mn = pair
+    raised = 0
+    for module in (tb, mn):
+        for tag in range(5):
+            try:
+                frame = module.decode(bytes([tag]) + body)
+            except Exception as error:  # noqa: BLE001 - every class is walked
+                raised += 1
+                assert_clean(error)
+            else:
+                text = repr(frame)
+                if type(frame).__name__ not in ("Begun", "Notification"):
+                    assert MARKER not in text and MARKER not in str(frame)
+    assert raised >= 5
+
+
+def test_frame_reprs_never_show_values(tb, mn):
+    frames = [
+        tb.Inactive({"s": MARKER}), tb.Error(ProviderError(MARKER, k=MARKER)),
+        mn.Notification({"method": "m", "params": {"x": MARKER, "_meta": {"y": MARKER}}}),
+        mn.Error(ErrorData(1, MARKER, {"d": MARKER})),
+    ]
+    for frame in frames:
+        assert MARKER not in repr(frame) and MARKER not in str(frame)
+
+
+def test_sequence_and_proxy_errors_never_show_values(tb):
+    checker = ToolsBeginChecker(tb)
+    checker.frame(tb.Begun({"s": "rotating"}))
+    checker.frame(tb.ACTIVE)
+    with pytest.raises(RemoteProtocolError) as caught:
+        checker.frame(tb.Inactive({"s": MARKER, "t": MARKER}))
+    assert_clean(caught.value)
+    notifications = McpNotificationsChecker()
+    notifications.frame(notifications._codec.Notification({"method": "m", "params": {"v": MARKER}}))
+    with pytest.raises(RemoteProtocolError) as late:
+        notifications.frame(notifications._codec.Error(ErrorData(1, MARKER)))
+    assert_clean(late.value)
+    proxy = ToolContainerProxy(tb)
+    proxy.begun({"s": "rotating"})
+    proxy.fed()
+    proxy.open_exchange(1, ExchangeKind.MCP_CALL_TOOL)
+    step = proxy.answer_exchange(1)
+    assert step.collect
+    step = proxy.collected({"other": MARKER})
+    assert MARKER.encode() not in tb.encode(step.send[0])
+    with pytest.raises(SequenceError) as refused:
+        proxy.collected({"s": MARKER})
+    assert_clean(refused.value)
+    assert MARKER not in repr(proxy) and MARKER not in repr(checker)
+
+
+def test_a_million_frames_leave_memory_flat(pair):
+    tb, mn = pair
+    payloads = [b"\x00" + b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}',
+                b'\x01{"code":1,"message":"m","data":[1,2]}']
+    bad = [b"\x00[]", b"\x01{}", b"\x07", b""]
+    inactive = b'\x03{"s":{"t":"v"}}'
+
+    def loop(count):
+        for _ in range(count):
+            for payload in payloads:
+                mn.encode(mn.decode(payload))
+            tb.encode(tb.decode(inactive))
+            for payload in bad:
+                try:
+                    mn.decode(payload)
+                except ValueError:
+                    pass
+
+    loop(2_000)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        start, _ = tracemalloc.get_traced_memory()
+        loop(150_000)  # ~1.05 million decodes and encodes
+        gc.collect()
+        end, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert end - start < 256 * 1024, f"grew {end - start} bytes"
+
+
+def test_threads_decode_alike(tb, mn):
+    from strategies import dump
+
+    payloads = [b"\x00" + dump({"method": f"m{i}", "params": {"i": i, "l": list(range(i % 7))}}) for i in range(300)]
+    payloads += [b"\x00[]", b"\x01{}", b"\x05"]
+    expected = []
+    for payload in payloads:
+        try:
+            expected.append(("frame", mn.encode(mn.decode(payload))))
+        except ValueError as error:
+            expected.append(("error", type(error), str(error)))
+    results: list[list] = [[] for _ in range(4)]
+
+    def work(out):
+        for _ in range(30):
+            got = []
+            for payload in payloads:
+                try:
+                    got.append(("frame", mn.encode(mn.decode(payload))))
+                except ValueError as error:
+                    got.append(("error", type(error), str(error)))
+            out.append(got == expected)
+
+    threads = [threading.Thread(target=work, args=(out,)) for out in results]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(all(out) and len(out) == 30 for out in results)
