@@ -89,8 +89,8 @@ def cases(implementation: str) -> list[Case]:
              view_64k.tobytes, lambda: mn.frame_notification(RAW_64K), 1.25 if cython else None),
         Case("check a notification (sequence)", "decode it",
              lambda: mn.decode(progress_payload), lambda: _checked(streaming, progress_frame)),
-        Case("check a period: Active and Inactive (sequence)", "decode the Inactive",
-             lambda: tb.decode(session_payload), lambda: _checked(idle, tb.ACTIVE, session_frame)),
+        Case("check a period: Active and Inactive (sequence)", "decode them",
+             lambda: (tb.decode(b"\x02"), tb.decode(session_payload)), lambda: _checked(idle, tb.ACTIVE, session_frame)),
     ]
 
 

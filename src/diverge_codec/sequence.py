@@ -188,8 +188,10 @@ class ToolsBeginChecker(_Checker):
         if entry is None or entry[1] is None:
             self._step(tag)  # raises: the frame breaks a rule, or is no frame
         if tag == _I:
-            names = frame.values.keys()
-            if names != self.rotating:
+            values, rotating = frame.values, self.rotating
+            # Equal sizes and no name outside the rotating set: the same names (faster than keys() != set).
+            if len(values) != len(rotating) or not rotating.issuperset(values):
+                names = values.keys()
                 self.frames += 1
                 raise self._break(
                     Rule.INACTIVE_CARRIES_ROTATING, self.frames - 1, "Inactive",
