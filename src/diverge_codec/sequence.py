@@ -191,10 +191,10 @@ class ToolsBeginChecker(_Checker):
             values, rotating = frame.values, self.rotating
             # Equal sizes and no name outside the rotating set: the same names (faster than keys() != set).
             if len(values) != len(rotating) or not rotating.issuperset(values):
-                names = values.keys()
+                names, index = values.keys(), self.frames
                 self.frames += 1
                 raise self._break(
-                    Rule.INACTIVE_CARRIES_ROTATING, self.frames - 1, "Inactive",
+                    Rule.INACTIVE_CARRIES_ROTATING, index, "Inactive",
                     f"{len(self.rotating - names)} missing, {len(names - self.rotating)} not declared rotating",
                 )
             self.periods += 1
