@@ -10,6 +10,7 @@ from cpython.bytearray cimport PyByteArray_CheckExact
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_Append
 from cpython.object cimport PyObject
+from libc.string cimport memcmp, memcpy
 
 
 cdef extern from "Python.h":
@@ -31,6 +32,7 @@ __all__ = [
     "BodyParseError", "EmptyFrameError", "Error", "ErrorParseError", "FrameError",
     "Notification", "NotificationParseError", "Tag", "UnknownTagError", "decode",
     "decode_many", "encode", "encode_into", "frame_notification", "frame_notifications",
+    "JSONRPC_NOTIFICATION_PREFIX", "splice_notification",
 ]
 
 cdef object _loads = _json.loads
@@ -241,3 +243,55 @@ def frame_notifications(raw_jsons):
     for raw in raw_jsons:
         PyList_Append(framed, _frame_notification(raw))
     return framed
+
+
+JSONRPC_NOTIFICATION_PREFIX = b'{"jsonrpc":"2.0","method":"'
+cdef bytes _PREFIX = JSONRPC_NOTIFICATION_PREFIX
+cdef enum:
+    ENVELOPE_END = 17  # len(b'{"jsonrpc":"2.0",')
+
+
+cdef inline bint _json_space(char c) nogil:
+    return c == b' ' or c == b'\t' or c == b'\n' or c == b'\r'
+
+
+cdef inline bint _may_hold_id(const char* data, Py_ssize_t start, Py_ssize_t end) nogil:
+    """Whether the bytes hold '"id"' or a '\\u006' escape: a key id could be spelled so."""
+    cdef Py_ssize_t i
+    for i in range(start, end - 3):
+        if data[i] == b'"':
+            if data[i + 1] == b'i' and data[i + 2] == b'd' and data[i + 3] == b'"':
+                return True
+        elif data[i] == b'\\':
+            if i + 4 < end and data[i + 1] == b'u' and data[i + 2] == b'0' and data[i + 3] == b'0' and data[i + 4] == b'6':
+                return True
+    return False
+
+
+def splice_notification(message):
+    """Tag 0 and the notification inside a JSON-RPC message as the SDKs write it, envelope removed; else None."""
+    cdef const char* data
+    cdef Py_ssize_t size, start = 0, end, prefix = PyBytes_GET_SIZE(_PREFIX)
+    cdef object owner
+    if PyBytes_CheckExact(message):
+        data, size = PyBytes_AS_STRING(message), PyBytes_GET_SIZE(message)
+    else:
+        owner = payload_owner(message, &data, &size)
+        if owner is None:
+            raise errors.raw_json_type_error("splice_notification", message)
+    end = size
+    while start < end and _json_space(data[start]):
+        start += 1
+    while end > start and _json_space(data[end - 1]):
+        end -= 1
+    if end - start < prefix or memcmp(data + start, PyBytes_AS_STRING(_PREFIX), prefix) != 0:
+        return None
+    if _may_hold_id(data, start + prefix, end):
+        return None
+    cdef Py_ssize_t kept = end - start - ENVELOPE_END
+    cdef bytes payload = PyBytes_FromStringAndSize(NULL, kept + 2)
+    cdef char* out = PyBytes_AS_STRING(payload)
+    out[0] = 0
+    out[1] = b'{'
+    memcpy(out + 2, data + start + ENVELOPE_END, kept)
+    return payload

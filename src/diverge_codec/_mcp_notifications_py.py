@@ -24,6 +24,7 @@ __all__ = [
     "BodyParseError", "EmptyFrameError", "Error", "ErrorParseError", "Frame", "FrameError",
     "Notification", "NotificationParseError", "Tag", "UnknownTagError", "decode",
     "decode_many", "encode", "encode_into", "frame_notification", "frame_notifications",
+    "JSONRPC_NOTIFICATION_PREFIX", "splice_notification",
 ]
 
 _CHANNEL = "mcp notifications"
@@ -194,3 +195,26 @@ def frame_notification(raw_json: bytes | bytearray | memoryview) -> bytes:
 def frame_notifications(raw_jsons: Iterable[bytes | bytearray | memoryview]) -> list[bytes]:
     """frame_notification of each, in order."""
     return [frame_notification(raw) for raw in raw_jsons]
+
+
+JSONRPC_NOTIFICATION_PREFIX = b'{"jsonrpc":"2.0","method":"'
+"""How the MCP SDKs begin a JSON-RPC notification: the envelope member, then the method."""
+
+_ENVELOPE_END = len(b'{"jsonrpc":"2.0",')
+
+
+def splice_notification(message: bytes | bytearray | memoryview) -> bytes | None:
+    """Tag 0 and the notification inside a JSON-RPC message as the SDKs write it, envelope removed.
+
+    Not parsed: the message must begin with ``JSONRPC_NOTIFICATION_PREFIX`` (after JSON
+    whitespace) and hold no key ``id`` in any spelling (no ``"id"``, no ``\\u006``
+    escape), which makes it a notification rather than a request. Anything else is
+    None, for the caller to parse. Every byte but the envelope member is kept.
+    """
+    line = as_bytes(message)
+    if line is None:
+        raise errors.raw_json_type_error("splice_notification", message)
+    line = line.strip(b" \t\n\r")
+    if line.startswith(JSONRPC_NOTIFICATION_PREFIX) and b'"id"' not in line and b"\\u006" not in line:
+        return b"\x00{" + line[_ENVELOPE_END:]
+    return None

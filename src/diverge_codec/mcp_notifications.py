@@ -6,7 +6,8 @@
     [1][error JSON]          Error: rmcp's ErrorData; the client of the container cannot be reached
 
 ``frame_notification`` frames a notification's JSON without parsing it, the relay's
-hot path. The frame classes and codec functions come from the compiled core where
+hot path; ``splice_notification`` does the same for a JSON-RPC message as the MCP SDKs
+write it, dropping the envelope (see ``diverge_codec.relay``). The frame classes and codec functions come from the compiled core where
 it is built, else from the pure twin.
 """
 
@@ -25,13 +26,13 @@ from .errors import McpNotificationsUnknownTagError as UnknownTagError
 
 if TYPE_CHECKING or IMPLEMENTATION == "python":
     from ._mcp_notifications_py import (
-        Error, Frame, Notification, decode, decode_many, encode, encode_into,
-        frame_notification, frame_notifications,
+        JSONRPC_NOTIFICATION_PREFIX, Error, Frame, Notification, decode, decode_many, encode, encode_into,
+        frame_notification, frame_notifications, splice_notification,
     )
 else:
     from ._mcp_notifications_c import (
-        Error, Notification, decode, decode_many, encode, encode_into,
-        frame_notification, frame_notifications,
+        JSONRPC_NOTIFICATION_PREFIX, Error, Notification, decode, decode_many, encode, encode_into,
+        frame_notification, frame_notifications, splice_notification,
     )
 
     Frame = Notification | Error
@@ -40,4 +41,5 @@ __all__ = [
     "BodyParseError", "EmptyFrameError", "Error", "ErrorParseError", "Frame", "FrameError",
     "Notification", "NotificationParseError", "Tag", "UnknownTagError", "decode",
     "decode_many", "encode", "encode_into", "frame_notification", "frame_notifications",
+    "JSONRPC_NOTIFICATION_PREFIX", "splice_notification",
 ]

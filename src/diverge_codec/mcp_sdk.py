@@ -1,0 +1,120 @@
+"""Between this codec's frames and the MCP Python SDK's models (``pip install 'diverge-codec[mcp]'``).
+
+The codec keeps a notification as the server sent it; the SDK reads it into a typed
+model. The two differ, and the tests pin how (see the README's table):
+
+- the SDK's ``ServerNotification`` union knows a fixed set of methods; rmcp's reads
+  any other as ``CustomNotification``. ``server_notification`` refuses an unknown
+  method unless ``allow_custom=True``, which gives the SDK's generic ``Notification``;
+- the SDK drops ``jsonrpc``, ``params: null``, ``"data": null`` and members its models
+  do not declare, and reads a progress of ``5`` as ``5.0``: what comes back from a
+  model is what the SDK would send, not always what arrived;
+- the SDK's ErrorData takes any integer, a float or a numeric string as ``code``; a
+  frame's ErrorData is rmcp's, an i32, so ``error_data`` refuses what does not fit.
+
+No SDK error is passed on: pydantic's messages quote the input, so a failure here
+says which fields and why, never a value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:
+    import mcp.types as sdk
+    from mcp.shared.exceptions import MCPError
+    from pydantic import ValidationError
+except ImportError as missing:  # pragma: no cover - the extra is installed where this is tested
+    raise ImportError(
+        "diverge_codec.mcp_sdk needs the MCP Python SDK: pip install 'diverge-codec[mcp]'"
+    ) from missing
+
+from . import mcp_notifications
+from ._model import ErrorData
+
+__all__ = [
+    "CustomNotification", "NotificationModelError", "from_mcp_error", "from_sdk_error_data",
+    "from_server_notification", "mcp_error", "sdk_error_data", "server_notification",
+    "KNOWN_METHODS",
+]
+
+CustomNotification = sdk.Notification[dict[str, Any] | None, str]
+"""The SDK's generic notification: what an unknown method reads as with ``allow_custom``."""
+
+_SERVER_NOTIFICATIONS: tuple[type[Any], ...] = sdk.ServerNotification.__args__
+
+_MODEL_BY_METHOD: dict[str, Any] = {model.model_fields["method"].default: model for model in _SERVER_NOTIFICATIONS}
+
+KNOWN_METHODS: frozenset[str] = frozenset(_MODEL_BY_METHOD)
+"""Every ``method`` the SDK's ``ServerNotification`` union has a model for."""
+
+
+class NotificationModelError(ValueError):
+    """A notification frame the SDK's models do not accept; says why, never a value.
+
+    ``reason`` is ``"unknown method"`` or ``"invalid params"``; ``problems`` lists, for
+    the latter, pydantic's error types and the model fields they concern.
+    """
+
+    def __init__(self, reason: str, problems: tuple[str, ...] = ()) -> None:
+        text = reason if not problems else f"{reason}: {'; '.join(problems)}"
+        super().__init__(f"notification does not fit the MCP SDK's models: {text}")
+        self.reason = reason
+        self.problems = problems
+
+
+def _problems(error: ValidationError) -> tuple[str, ...]:
+    # Only the error type and the path's field names: never pydantic's input echo.
+    problems = []
+    for item in error.errors(include_url=False, include_input=False, include_context=False):
+        path = ".".join(str(part) for part in item["loc"] if isinstance(part, str) and part.isidentifier())
+        problems.append(f"{path or '<root>'} {item['type']}")
+    return tuple(dict.fromkeys(problems))
+
+
+def server_notification(frame: mcp_notifications.Notification, *, allow_custom: bool = False) -> Any:
+    """The SDK model for a decoded Notification frame (``mcp.types.ServerNotification``).
+
+    Read as the SDK's stdio transport reads the wire: by alias (``progressToken``).
+    """
+    model = _MODEL_BY_METHOD.get(frame.method)
+    notification = frame.notification
+    if model is None:
+        if not allow_custom:
+            raise NotificationModelError("unknown method")
+        model, notification = CustomNotification, {"params": None, **notification}
+    try:
+        return model.model_validate(notification, by_name=False)
+    except ValidationError as invalid:
+        raise NotificationModelError("invalid params", _problems(invalid)) from None
+
+
+def from_server_notification(model: sdk.ServerNotification | sdk.Notification[Any, Any]) -> mcp_notifications.Notification:
+    """A Notification frame carrying what the SDK's server session sends for ``model``."""
+    if not isinstance(model, (*_SERVER_NOTIFICATIONS, sdk.Notification)):
+        raise TypeError(f"expected an MCP SDK notification model, not {type(model).__name__}")
+    return mcp_notifications.Notification(model.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+
+def sdk_error_data(error: ErrorData) -> Any:
+    """The SDK's ``mcp.types.ErrorData`` for a frame's ErrorData (``data`` None stays unset)."""
+    if error.data is None:
+        return sdk.ErrorData(code=error.code, message=error.message)
+    return sdk.ErrorData(code=error.code, message=error.message, data=error.data)
+
+
+def from_sdk_error_data(error: Any) -> ErrorData:
+    """A frame's ErrorData for the SDK's: ValueError where the code is no i32, as rmcp's is."""
+    if not isinstance(error, sdk.ErrorData):
+        raise TypeError(f"expected mcp.types.ErrorData, not {type(error).__name__}")
+    return ErrorData(error.code, error.message, error.data)
+
+
+def mcp_error(error: ErrorData) -> MCPError:
+    """The SDK's exception for an Error frame's ErrorData, to raise where the SDK expects it."""
+    return MCPError.from_error_data(sdk_error_data(error))
+
+
+def from_mcp_error(exc: MCPError) -> ErrorData:
+    """The ErrorData an Error frame carries for an SDK ``MCPError``."""
+    return from_sdk_error_data(exc.error)

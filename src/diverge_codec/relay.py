@@ -1,0 +1,123 @@
+"""Relaying an MCP server's notifications onto a mcp-notifications channel, sans-IO.
+
+A proxy reads JSON-RPC messages from the container's MCP server and sends each
+notification on the channel as the server sent it. The channel carries the
+notification (rmcp's ``ServerNotification``: ``method``, ``params``), not the JSON-RPC
+envelope around it, so the relay removes the ``"jsonrpc":"2.0"`` member and keeps
+every other byte. For a message that begins the way the MCP SDKs write a notification
+(``{"jsonrpc":"2.0","method":"``, and no key ``id``) that is a splice in the compiled
+core (``mcp_notifications.splice_notification``), not a parse; anything else is parsed
+to tell a notification from a request or response, and then rewritten without the
+envelope. The fast path trusts the server's JSON as the SDK's own reader would; the
+consumer's decode is what refuses a body that is not JSON.
+
+``Outbox`` is the seed's "a notification the channel could not keep pace with is not
+sent": a queue bounded in bytes that drops, and counts, what does not fit.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from types import ModuleType
+from typing import Any
+
+from . import mcp_notifications
+from ._json import dumps, loads
+from ._model import ErrorData
+
+UNREACHABLE_CODE = -32000
+"""JSON-RPC's first implementation-defined server error: the code of the relay's Error frame."""
+
+
+def relay_frame(message: bytes | bytearray | memoryview, codec: ModuleType = mcp_notifications) -> bytes | None:
+    """The channel payload for one server message (tag 0 and the notification), or None.
+
+    None means the message is no notification: a request, a response, or not a JSON
+    object at all. ``codec`` is the mcp-notifications core to frame with.
+    """
+    payload: bytes | None = codec.splice_notification(message)
+    if payload is not None:
+        return payload
+    body = _parsed_notification_json(bytes(message))
+    return None if body is None else codec.frame_notification(body)
+
+
+def notification_json(message: bytes | bytearray | memoryview) -> bytes | None:
+    """The notification inside one JSON-RPC message, envelope removed, or None (see ``relay_frame``)."""
+    payload = relay_frame(message)
+    return None if payload is None else payload[1:]
+
+
+def _parsed_notification_json(line: bytes) -> bytes | None:
+    try:
+        obj = loads(line)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or "id" in obj or not isinstance(obj.get("method"), str):
+        return None
+    obj.pop("jsonrpc", None)
+    try:
+        return dumps(obj)
+    except TypeError:  # deeper than orjson writes (254): relay it as sent, envelope and all
+        return line.strip()
+
+
+def unreachable_frame(reason: str = "the container's MCP server cannot be reached") -> bytes:
+    """The one Error payload a relay sends when the server is gone or never answered."""
+    return mcp_notifications.encode(mcp_notifications.Error(ErrorData(UNREACHABLE_CODE, reason)))
+
+
+class Outbox:
+    """Payloads waiting for the channel, at most ``max_bytes`` of them; the rest are dropped.
+
+    ``offer`` never blocks and never grows the queue past its bound: a payload that
+    does not fit is counted in ``dropped`` and forgotten, as the seed says a
+    notification the channel could not keep pace with is. A payload larger than the
+    whole bound is dropped even into an empty queue.
+    """
+
+    __slots__ = ("_queue", "max_bytes", "queued_bytes", "high_water", "accepted", "dropped")
+
+    def __init__(self, max_bytes: int = 1 << 20) -> None:
+        if max_bytes < 1:
+            raise ValueError("max_bytes must be at least 1")
+        self._queue: deque[bytes] = deque()
+        self.max_bytes = max_bytes
+        self.queued_bytes = 0
+        self.high_water = 0
+        self.accepted = 0
+        self.dropped = 0
+
+    def __repr__(self) -> str:
+        return (f"Outbox(queued={len(self._queue)}, queued_bytes={self.queued_bytes}, "
+                f"accepted={self.accepted}, dropped={self.dropped})")
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def offer(self, payload: bytes) -> bool:
+        """Queue a payload if it fits; False (and one more ``dropped``) if it does not."""
+        size = len(payload)
+        if self.queued_bytes + size > self.max_bytes:
+            self.dropped += 1
+            return False
+        self._queue.append(payload)
+        self.queued_bytes += size
+        self.accepted += 1
+        if self.queued_bytes > self.high_water:
+            self.high_water = self.queued_bytes
+        return True
+
+    def take(self, max_items: int = 256) -> list[bytes]:
+        """Up to ``max_items`` payloads, oldest first, removed from the queue."""
+        taken: list[bytes] = []
+        queue = self._queue
+        while queue and len(taken) < max_items:
+            taken.append(queue.popleft())
+        self.queued_bytes -= sum(map(len, taken))
+        return taken
+
+    def stats(self) -> dict[str, Any]:
+        """The counters, for a log line or a report."""
+        return {"accepted": self.accepted, "dropped": self.dropped, "high_water_bytes": self.high_water,
+                "max_bytes": self.max_bytes}

@@ -1,0 +1,152 @@
+"""The ``[mcp]`` adapter against the real MCP Python SDK: what round-trips exactly, and where the SDK differs.
+
+Each case is a notification on the wire, as the SDK's server session writes it. A
+frame of it is decoded with both cores, read into the SDK's model, and written back the
+way the SDK's session does; the tables say which come back byte for byte.
+"""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+sdk = pytest.importorskip("mcp.types", reason="the [mcp] extra is not installed")
+from mcp.shared.exceptions import MCPError  # noqa: E402
+
+from diverge_codec import ErrorData, mcp_sdk  # noqa: E402
+
+EXACT = {
+    "cancelled, int id": {"method": "notifications/cancelled", "params": {"requestId": 3, "reason": "user"}},
+    "cancelled, str id": {"method": "notifications/cancelled", "params": {"requestId": "r-1"}},
+    "progress, int token": {"method": "notifications/progress",
+                            "params": {"progressToken": 7, "progress": 0.25, "total": 1.0, "message": "m"}},
+    "progress, str token, _meta": {"method": "notifications/progress",
+                                   "params": {"_meta": {"trace": [1]}, "progressToken": "job-α", "progress": 0.5}},
+    "logging, nested data": {"method": "notifications/message",
+                             "params": {"level": "error", "logger": "demo", "data": {"n": {"l": [1, 2.5, None, True]}}}},
+    "logging, string data": {"method": "notifications/message", "params": {"level": "debug", "data": "text"}},
+    "resources updated": {"method": "notifications/resources/updated", "params": {"uri": "file:///srv/a.txt"}},
+    "resources list changed": {"method": "notifications/resources/list_changed"},
+    "tools list changed": {"method": "notifications/tools/list_changed"},
+    "tools list changed, _meta": {"method": "notifications/tools/list_changed", "params": {"_meta": {"k": "v"}}},
+    "prompts list changed": {"method": "notifications/prompts/list_changed"},
+    "elicitation complete": {"method": "notifications/elicitation/complete", "params": {"elicitationId": "e1"}},
+    "subscriptions acknowledged": {"method": "notifications/subscriptions/acknowledged", "params": {"notifications": {}}},
+}
+
+# What arrived, and what the SDK's model writes back for it: the codec keeps the former.
+SDK_REWRITES = {
+    "jsonrpc dropped": ({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"},
+                        {"method": "notifications/tools/list_changed"}),
+    "params: null dropped": ({"method": "notifications/tools/list_changed", "params": None},
+                             {"method": "notifications/tools/list_changed"}),
+    "undeclared member dropped": ({"method": "notifications/resources/updated", "params": {"uri": "file:///a", "x": 1}},
+                                  {"method": "notifications/resources/updated", "params": {"uri": "file:///a"}}),
+    "int progress read as float": ({"method": "notifications/progress", "params": {"progressToken": "a", "progress": 3, "total": 10}},
+                                   {"method": "notifications/progress", "params": {"progressToken": "a", "progress": 3.0, "total": 10.0}}),
+    "logging data: null dropped": ({"method": "notifications/message", "params": {"level": "info", "data": None}},
+                                   {"method": "notifications/message", "params": {"level": "info"}}),
+}
+
+
+def _frame(mn, notification):
+    return mn.decode(mn.frame_notification(orjson.dumps(notification)))
+
+
+def test_every_sdk_server_notification_has_an_exact_case():
+    methods = {case["method"] for case in EXACT.values()}
+    assert methods == mcp_sdk.KNOWN_METHODS
+
+
+@pytest.mark.parametrize("name", list(EXACT))
+def test_sdk_notifications_round_trip_byte_for_byte(mn, name):
+    wire = orjson.dumps(EXACT[name])
+    frame = mn.decode(mn.frame_notification(wire))
+    model = mcp_sdk.server_notification(frame)
+    assert type(model).__name__.endswith("Notification")
+    back = mcp_sdk.from_server_notification(model)
+    assert mn.encode(mn.Notification(back.notification)) == b"\x00" + wire
+    assert model == sdk.server_notification_adapter.validate_json(wire, by_name=False)
+
+
+@pytest.mark.parametrize("name", list(SDK_REWRITES))
+def test_where_the_sdk_rewrites_the_codec_keeps_what_arrived(mn, name):
+    arrived, rewritten = SDK_REWRITES[name]
+    frame = _frame(mn, arrived)
+    assert frame.notification == arrived
+    assert mn.encode(frame) == b"\x00" + orjson.dumps(arrived)
+    assert mcp_sdk.from_server_notification(mcp_sdk.server_notification(frame)).notification == rewritten
+
+
+def test_the_sdk_refuses_its_own_rewrite_of_a_null_log_datum(mn):
+    _, rewritten = SDK_REWRITES["logging data: null dropped"]
+    with pytest.raises(mcp_sdk.NotificationModelError) as raised:
+        mcp_sdk.server_notification(_frame(mn, rewritten))
+    assert raised.value.problems == ("params.data missing",)
+
+
+def test_a_custom_method_is_refused_unless_allowed(mn):
+    custom = {"method": "notifications/acme/heartbeat", "params": {"beat": 1, "_meta": {"k": 2}}}
+    frame = _frame(mn, custom)
+    with pytest.raises(mcp_sdk.NotificationModelError) as raised:
+        mcp_sdk.server_notification(frame)
+    assert str(raised.value) == "notification does not fit the MCP SDK's models: unknown method"
+    assert raised.value.reason == "unknown method"
+    model = mcp_sdk.server_notification(frame, allow_custom=True)
+    assert isinstance(model, mcp_sdk.CustomNotification)
+    assert (model.method, model.params) == (custom["method"], custom["params"])
+    assert mcp_sdk.from_server_notification(model).notification == custom
+
+
+def test_a_custom_method_without_params(mn):
+    model = mcp_sdk.server_notification(_frame(mn, {"method": "x/y"}), allow_custom=True)
+    assert (model.method, model.params) == ("x/y", None)
+    assert mcp_sdk.from_server_notification(model).notification == {"method": "x/y"}
+
+
+def test_invalid_params_say_which_field_and_never_the_value(mn):
+    secret = "SECRET-7f3a"
+    frame = _frame(mn, {"method": "notifications/progress", "params": {"progressToken": secret, "progress": secret}})
+    with pytest.raises(mcp_sdk.NotificationModelError) as raised:
+        mcp_sdk.server_notification(frame)
+    error = raised.value
+    assert str(error) == "notification does not fit the MCP SDK's models: invalid params: params.progress float_parsing"
+    assert error.__cause__ is None and error.__suppress_context__
+    assert secret not in repr(error) + repr(error.args) + repr(vars(error))
+
+
+def test_from_server_notification_refuses_what_is_no_notification_model():
+    with pytest.raises(TypeError, match="expected an MCP SDK notification model, not dict"):
+        mcp_sdk.from_server_notification({"method": "x"})
+
+
+@pytest.mark.parametrize("error", [ErrorData(-32000, "gone"), ErrorData(5, "m", {"detail": [1, None]}), ErrorData(0, "", 0)])
+def test_error_data_round_trips_through_the_sdk(mn, error):
+    frame = mn.decode(mn.encode(mn.Error(error)))
+    sdk_error = mcp_sdk.sdk_error_data(frame.error)
+    assert (sdk_error.code, sdk_error.message, sdk_error.data) == (error.code, error.message, error.data)
+    assert mcp_sdk.from_sdk_error_data(sdk_error) == error
+    raised = mcp_sdk.mcp_error(frame.error)
+    assert isinstance(raised, MCPError) and raised.code == error.code
+    assert mcp_sdk.from_mcp_error(raised) == error
+
+
+def test_error_data_null_data_is_absent_on_both_sides(mn):
+    frame = mn.decode(b'\x01{"code":1,"message":"m","data":null}')
+    assert frame.error.data is None
+    assert mn.encode(frame) == b'\x01{"code":1,"message":"m"}'
+    dumped = mcp_sdk.sdk_error_data(frame.error).model_dump(by_alias=True, mode="json", exclude_unset=True)
+    assert dumped == {"code": 1, "message": "m"}
+
+
+def test_the_sdk_takes_codes_that_are_no_i32_and_the_adapter_refuses_them(mn):
+    lax = sdk.ErrorData.model_validate({"code": 2**40, "message": "m"})
+    assert lax.code == 2**40
+    with pytest.raises(ValueError, match="ErrorData code must fit in 32 signed bits"):
+        mcp_sdk.from_sdk_error_data(lax)
+    with pytest.raises(mn.ErrorParseError):
+        mn.decode(b'\x01{"code":1099511627776,"message":"m"}')
+    coerced = sdk.ErrorData.model_validate({"code": "7", "message": "m"})
+    assert mcp_sdk.from_sdk_error_data(coerced) == ErrorData(7, "m")
+    with pytest.raises(TypeError, match="expected mcp.types.ErrorData, not ErrorData"):
+        mcp_sdk.from_sdk_error_data(ErrorData(1, "m"))

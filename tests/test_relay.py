@@ -1,0 +1,121 @@
+"""The relay's sans-IO parts, with both cores: the envelope splice, its parsing fallback, the outbox."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from diverge_codec import relay
+from diverge_codec.sequence import McpNotificationsChecker, State, check
+
+PROGRESS = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":0.5}}'
+
+
+@pytest.mark.parametrize("message, body", [
+    (PROGRESS + b"\n", b'{"method":"notifications/progress","params":{"progressToken":1,"progress":0.5}}'),
+    (b'{"jsonrpc":"2.0","method":"n/x","params":null}\r\n', b'{"method":"n/x","params":null}'),
+    (b'{"jsonrpc":"2.0","method":"n/x","params":{"_meta":{"a":[1]}}}', b'{"method":"n/x","params":{"_meta":{"a":[1]}}}'),
+    (b' {"method":"n/x","jsonrpc":"2.0"} ', b'{"method":"n/x"}'),
+    (b'{"jsonrpc":"2.0","method":"n/x","params":{"data":{"id":7}}}', b'{"method":"n/x","params":{"data":{"id":7}}}'),
+    (b'{"jsonrpc" : "2.0", "method" : "n/x"}', b'{"method":"n/x"}'),
+])
+def test_a_notification_loses_its_envelope_and_nothing_else(mn, message, body):
+    assert relay.relay_frame(message, mn) == b"\x00" + body
+    assert relay.relay_frame(bytearray(message), mn) == b"\x00" + body
+    assert relay.relay_frame(memoryview(message), mn) == b"\x00" + body
+    assert relay.notification_json(message) == body
+
+
+@pytest.mark.parametrize("message, spliced", [
+    (PROGRESS, True),
+    (b'\t\r\n {"jsonrpc":"2.0","method":"n/x"} \n', True),
+    (b'{"jsonrpc":"2.0","method":"n/x","params":{"data":"\\"id\\""}}', True),
+    (b'{"jsonrpc":"2.0","method":"n/x","params":{"data":{"id":7}}}', False),
+    (b'{"jsonrpc":"2.0","method":"n/x","params":{"s":"\\u0065"}}', False),
+    (b'{"jsonrpc" : "2.0","method":"n/x"}', False),
+    (b'{"jsonrpc":"2.0","method":7}', False),
+    (b'{"jsonrpc":"2.0","method":"', True),
+    (b'{"jsonrpc":"2.0","method":', False),
+    (b"", False),
+])
+def test_splice_takes_the_sdk_shape_and_leaves_the_rest_to_the_parser(mn, message, spliced):
+    result = mn.splice_notification(message)
+    assert (result is not None) is spliced
+    if spliced:
+        assert result == b"\x00{" + message.strip()[len(b'{"jsonrpc":"2.0",'):]
+
+
+def test_splice_refuses_what_is_not_bytes_like(mn):
+    with pytest.raises(TypeError, match="splice_notification takes bytes-like JSON .* not str"):
+        mn.splice_notification('{"jsonrpc":"2.0","method":"n/x"}')
+
+
+_FRAGMENTS = st.sampled_from([
+    b'{"jsonrpc":"2.0","method":"', b'"id"', b'"i', b'd"', b"\\u006", b"\\u00", b"\\", b'"', b"n/x", b"}",
+    b" ", b"\n", b"\t", b":", b",", b"{", b"1",
+])
+
+
+@given(st.lists(_FRAGMENTS, max_size=12).map(b"".join))
+def test_both_cores_splice_alike(both_mn, message):
+    compiled, pure = both_mn
+    spliced = pure.splice_notification(message)
+    assert compiled.splice_notification(message) == spliced
+    try:
+        original = orjson.loads(message)
+    except orjson.JSONDecodeError:
+        return
+    if spliced is not None:  # a splice is what parsing and dropping the envelope would give
+        assert "id" not in original
+        del original["jsonrpc"]
+        assert orjson.loads(spliced[1:]) == original
+
+
+@pytest.mark.parametrize("message", [
+    b'{"jsonrpc":"2.0","id":1,"result":{}}',
+    b'{"jsonrpc":"2.0","id":2,"method":"ping"}',
+    b'{"jsonrpc":"2.0","method":"ping","id":2}',
+    b'{"jsonrpc":"2.0","method":"ping","\\u0069d":2}',
+    b'{"jsonrpc":"2.0","method":"ping","i\\u0064":2}',
+    b'{"jsonrpc":"2.0","method":7}',
+    b'[{"jsonrpc":"2.0","method":"n/x"}]',
+    b"not json",
+    b"",
+])
+def test_what_is_no_notification_is_not_relayed(message):
+    assert relay.notification_json(message) is None
+    assert relay.relay_frame(message) is None
+
+
+def test_a_notification_deeper_than_orjson_writes_goes_as_sent():
+    deep = b'{"method":"n/x","params":{"d":' + b"[" * 300 + b"]" * 300 + b"}}"
+    assert relay.notification_json(deep) == deep
+
+
+def test_the_relay_frame_is_frame_notification_of_the_body(mn):
+    body = relay.notification_json(PROGRESS)
+    assert mn.frame_notification(body) == relay.relay_frame(PROGRESS) == b"\x00" + body
+    assert mn.decode(relay.relay_frame(PROGRESS)).notification == {
+        "method": "notifications/progress", "params": {"progressToken": 1, "progress": 0.5}}
+
+
+def test_the_unreachable_frame_is_one_error(mn):
+    assert relay.unreachable_frame() == b"\x01{\"code\":-32000,\"message\":\"the container's MCP server cannot be reached\"}"
+    checker = McpNotificationsChecker(mn)
+    assert check(checker, [relay.unreachable_frame()]) is State.ENDED_WITH_ERROR and checker.finished
+
+
+def test_the_outbox_drops_and_counts_what_does_not_fit():
+    outbox = relay.Outbox(max_bytes=10)
+    assert [outbox.offer(p) for p in (b"aaaa", b"bbbb", b"ccc", b"dd", b"e")] == [True, True, False, True, False]
+    assert (len(outbox), outbox.queued_bytes, outbox.accepted, outbox.dropped) == (3, 10, 3, 2)
+    assert outbox.take(2) == [b"aaaa", b"bbbb"]
+    assert outbox.queued_bytes == 2 and outbox.offer(b"12345678")
+    assert outbox.take() == [b"dd", b"12345678"] and outbox.queued_bytes == 0
+    assert not outbox.offer(b"x" * 11) and outbox.dropped == 3
+    assert outbox.stats() == {"accepted": 4, "dropped": 3, "high_water_bytes": 10, "max_bytes": 10}
+    assert repr(outbox) == "Outbox(queued=0, queued_bytes=0, accepted=4, dropped=3)"
+    with pytest.raises(ValueError, match="max_bytes must be at least 1"):
+        relay.Outbox(0)
