@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 import threading
 import tracemalloc
 
@@ -170,3 +172,35 @@ def test_threads_decode_alike(tb, mn):
     for thread in threads:
         thread.join()
     assert all(all(out) and len(out) == 30 for out in results)
+
+
+_BIG_BODY_PROBE = r"""
+import gc, resource, sys
+from diverge_codec import _mcp_notifications_{core} as mn
+size, op = {size}, "{op}"
+def peak():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+if op == "decode":
+    payload = b'\x00{{"method":"notifications/message","params":{{"level":"info","data":"' + b"x" * size + b'"}}}}'
+else:
+    frame = mn.Notification({{"method": "notifications/message", "params": {{"level": "info", "data": "x" * size}}}})
+gc.collect()
+before = peak()
+result = mn.decode(payload) if op == "decode" else mn.encode(frame)
+assert len(result.notification["params"]["data"] if op == "decode" else result) >= size
+print((peak() - before) / size)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss is in KiB on Linux only")
+@pytest.mark.parametrize("op, most", [("decode", 2.5), ("encode", 3.0)])
+def test_a_100_mb_body_costs_about_two_copies(mn, op, most):
+    # Peak memory over the call, in copies of the body, in a fresh process (ru_maxrss is a
+    # high-water mark). decode: the string it returns (1.0, read from a view of the
+    # payload); encode: orjson's output and the tagged payload (2.0), on both cores.
+    core = mn.__name__.rsplit("_", 1)[1]
+    probe = _BIG_BODY_PROBE.format(core=core, size=100 * 2**20, op=op)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    copies = float(done.stdout)
+    assert 0.9 <= copies <= most, f"{op} of a 100 MB body peaked at {copies:.2f} copies"

@@ -37,6 +37,7 @@ def test_a_notification_loses_its_envelope_and_nothing_else(mn, message, body):
     (b'{"jsonrpc" : "2.0","method":"n/x"}', False),
     (b'{"jsonrpc":"2.0","method":7}', False),
     (b'{"jsonrpc":"2.0","method":"', True),
+    (b'{"jsonrpc":"2.0","method":"id"g"}', False),  # found by the fuzzer: the prefix's quote opens "id"
     (b'{"jsonrpc":"2.0","method":', False),
     (b"", False),
 ])

@@ -286,7 +286,7 @@ def splice_notification(message):
         end -= 1
     if end - start < prefix or memcmp(data + start, PyBytes_AS_STRING(_PREFIX), prefix) != 0:
         return None
-    if _may_hold_id(data, start + prefix, end):
+    if _may_hold_id(data, start + prefix - 1, end):  # the prefix's last quote may open '"id"'
         return None
     cdef Py_ssize_t kept = end - start - ENVELOPE_END
     cdef bytes payload = PyBytes_FromStringAndSize(NULL, kept + 2)

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any, Union
 
 from . import _json, errors
-from ._model import ErrorData, as_bytes, error_data_from_json, notification_problem, repr_notification
+from ._model import ErrorData, as_bytes, error_data_from_json, json_body, notification_problem, repr_notification
 from ._model import McpNotificationsTag as Tag
 from .errors import McpNotificationsBodyParseError as BodyParseError
 from .errors import McpNotificationsEmptyFrameError as EmptyFrameError
@@ -118,7 +118,7 @@ def decode(payload: bytes | bytearray | memoryview) -> Frame:
         raise UnknownTagError(tag)
     reason = None
     try:
-        parsed = _json.loads(data[1:])
+        parsed = _json.loads(json_body(data))
     except _json.DecodeFailure as problem:
         reason = _json.failure_reason(problem)
     else:

@@ -20,6 +20,7 @@ from ._model import (
     as_bytes,
     declaration,
     declaration_from_json,
+    json_body,
     provider_error_from_json,
     repr_begun,
     repr_inactive,
@@ -156,7 +157,7 @@ def decode(payload: bytes | bytearray | memoryview) -> Frame:
     failure: type[FrameError]
     reason = ""
     try:
-        parsed = _json.loads(data[1:])
+        parsed = _json.loads(json_body(data))
     except _json.DecodeFailure as problem:
         reason = _json.failure_reason(problem)
     else:
