@@ -9,7 +9,7 @@ from setuptools.command.build_ext import build_ext
 
 REQUIRE = os.environ.get("DIVERGE_CODEC_REQUIRE_EXTENSION", "") not in ("", "0")
 SKIP = os.environ.get("DIVERGE_CODEC_PURE_BUILD", "") not in ("", "0")
-MODULES = ["_tools_begin_c", "_mcp_notifications_c", "_stream_c"]
+MODULES = ["_tools_begin_c", "_mcp_notifications_c", "_stream_c", "_sequence_c"]
 
 
 def warn(what, error):

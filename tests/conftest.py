@@ -53,6 +53,17 @@ def mn(request: pytest.FixtureRequest) -> ModuleType:
     return load("mcp_notifications", request.param)
 
 
+@pytest.fixture(params=IMPLEMENTATIONS)
+def seq(request: pytest.FixtureRequest) -> ModuleType:
+    """The sequence checkers of one implementation (whichever codec they are handed)."""
+    return load("sequence", request.param)
+
+
+@pytest.fixture
+def both_seq() -> tuple[ModuleType, ModuleType]:
+    return load("sequence", "c"), load("sequence", "py")
+
+
 @pytest.fixture
 def both_tb() -> tuple[ModuleType, ModuleType]:
     return load("tools_begin", "c"), load("tools_begin", "py")

@@ -94,9 +94,9 @@ def test_sequence_and_proxy_errors_never_show_values(tb):
         checker.frame(tb.Inactive({"s": MARKER, "t": MARKER}))
     assert_clean(caught.value)
     notifications = McpNotificationsChecker()
-    notifications.frame(notifications._codec.Notification({"method": "m", "params": {"v": MARKER}}))
+    notifications.frame(notifications.codec.Notification({"method": "m", "params": {"v": MARKER}}))
     with pytest.raises(RemoteProtocolError) as late:
-        notifications.frame(notifications._codec.Error(ErrorData(1, MARKER)))
+        notifications.frame(notifications.codec.Error(ErrorData(1, MARKER)))
     assert_clean(late.value)
     proxy = ToolContainerProxy(tb)
     proxy.begun({"s": "rotating"})

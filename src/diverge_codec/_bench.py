@@ -15,7 +15,6 @@ from typing import Any
 
 import orjson
 
-from .sequence import McpNotificationsChecker, ToolsBeginChecker
 
 PROGRESS: dict[str, Any] = {
     "jsonrpc": "2.0",
@@ -52,12 +51,6 @@ def modules(implementation: str) -> tuple[Any, Any]:
     )
 
 
-def _checked(checker: McpNotificationsChecker | ToolsBeginChecker, *frames: Any) -> Any:
-    for frame in frames:
-        checker.frame(frame)
-    return checker.state
-
-
 def cases(implementation: str) -> list[Case]:
     mn, tb = modules(implementation)
     cython = implementation == "cython"
@@ -67,8 +60,9 @@ def cases(implementation: str) -> list[Case]:
     batch = [progress_payload] * 100
     bodies = [progress] * 100
     view_64k = memoryview(RAW_64K)
-    streaming = McpNotificationsChecker(mn)
-    idle = ToolsBeginChecker(tb)
+    checkers = importlib.import_module(f"diverge_codec._sequence_{'c' if cython else 'py'}")
+    streaming = checkers.McpNotificationsChecker(mn)
+    idle = checkers.ToolsBeginChecker(tb)
     idle.frame(tb.Begun({"session": "rotating", "cursor": "rotating"}))
     session_payload = b"\x03" + values
     session_frame = tb.decode(session_payload)
@@ -88,9 +82,10 @@ def cases(implementation: str) -> list[Case]:
         Case("frame_notification 64 KB", "copy 64 KB",
              view_64k.tobytes, lambda: mn.frame_notification(RAW_64K), 1.25 if cython else None),
         Case("check a notification (sequence)", "decode it",
-             lambda: mn.decode(progress_payload), lambda: _checked(streaming, progress_frame)),
+             lambda: mn.decode(progress_payload), lambda: streaming.frame(progress_frame)),
         Case("check a period: Active and Inactive (sequence)", "decode them",
-             lambda: (tb.decode(b"\x02"), tb.decode(session_payload)), lambda: _checked(idle, tb.ACTIVE, session_frame)),
+             lambda: (tb.decode(b"\x02"), tb.decode(session_payload)),
+             lambda: (idle.frame(tb.ACTIVE), idle.frame(session_frame))),
     ]
 
 

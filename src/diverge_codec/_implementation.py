@@ -17,7 +17,7 @@ if FORCED_PURE:
     IMPLEMENTATION = "python"
 else:
     try:
-        from . import _mcp_notifications_c, _stream_c, _tools_begin_c  # noqa: F401
+        from . import _mcp_notifications_c, _sequence_c, _stream_c, _tools_begin_c  # noqa: F401
     except ImportError:
         IMPLEMENTATION = "python"
         if platform.python_implementation() == "CPython":

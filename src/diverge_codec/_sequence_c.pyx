@@ -1,0 +1,228 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""The sequence checkers, compiled: the twin of ``_sequence_py.py``.
+
+A checker's table (``_rules.py``) becomes a C array of row x tag -> code: a code of 0
+or more is the next row, below 0 the rule the frame breaks. A step reads the frame's
+tag, one array entry and, for Inactive, the names; everything else is the slow path,
+which raises exactly what the pure twin raises.
+"""
+
+cimport cython
+from cpython.long cimport PyLong_AsLongAndOverflow, PyLong_Check
+
+from diverge_codec._model import McpNotificationsTag, Mode, ToolsBeginTag
+from diverge_codec._rules import (
+    MCP_NOTIFICATIONS_FINISH, MCP_NOTIFICATIONS_RULES, MCP_NOTIFICATIONS_RULES_LATE_ERROR, TOOLS_BEGIN_FINISH,
+    TOOLS_BEGIN_RULES, Rule, State, rotating_mismatch,
+)
+from diverge_codec.errors import LocalProtocolError, RemoteProtocolError
+
+__all__ = ["McpNotificationsChecker", "ToolsBeginChecker"]
+
+cdef enum:
+    MAX_ROWS = 8
+    MAX_TAGS = 4
+    SLOW = -1000  # no entry: a broken checker, or no frame of this channel
+
+cdef enum:
+    BEGUN = 0
+    INACTIVE = 3
+    NOTIFICATION = 0
+
+cdef tuple _RULES = tuple(Rule)
+cdef object _ROTATING = Mode.ROTATING
+cdef object _ENDED_WITH_ERROR = State.ENDED_WITH_ERROR
+cdef object _UNREADABLE = State.UNREADABLE
+
+
+cdef class _Checker:
+    """The part both channels share: a compiled table, a row, a state, a count, and the finish."""
+
+    cdef int _table[MAX_ROWS * MAX_TAGS]
+    cdef int _ntags
+    cdef int _row
+    cdef int _after_finish_row
+    cdef int _broken_row
+    cdef tuple _row_states
+    cdef dict _tag_of  # tag (any equal key) -> tag index, as the pure twin's dict rows look it up
+    cdef dict _finish
+    cdef dict _variants
+    cdef str _channel
+    cdef readonly object codec
+    """The codec module ``payload`` decodes with."""
+    cdef readonly object state
+    cdef readonly bint finished
+    cdef readonly Py_ssize_t frames
+    """How many frames have been read, which is also the index of the next."""
+    cdef readonly object violation
+
+    def __init__(self, rules, finish, codec, str channel, dict variants):
+        cdef list states = list(rules)
+        if _ENDED_WITH_ERROR not in states:
+            states.append(_ENDED_WITH_ERROR)
+        cdef int ntags = len(variants), rows = len(states) + 2, row, tag
+        if rows > MAX_ROWS or ntags > MAX_TAGS:
+            raise ValueError("sequence table too large for the compiled checker")
+        self._ntags, self._channel, self._variants, self.codec, self._finish = ntags, channel, variants, codec, finish
+        self._tag_of = {tag: tag for tag in range(ntags)}
+        self._after_finish_row, self._broken_row = rows - 2, rows - 1
+        for row in range(rows):
+            for tag in range(ntags):
+                self._table[row * MAX_TAGS + tag] = SLOW
+        for row, state in enumerate(states):
+            for tag in range(ntags):
+                outcome = rules.get(state, {}).get(tag, Rule.NOTHING_AFTER_ERROR)
+                self._table[row * MAX_TAGS + tag] = (
+                    states.index(outcome) if isinstance(outcome, State) else -1 - _RULES.index(outcome))
+        for tag in range(ntags):
+            self._table[self._after_finish_row * MAX_TAGS + tag] = -1 - _RULES.index(Rule.NOTHING_AFTER_FINISH)
+        self._row_states = tuple(states)
+        self._row = 0
+        self.state = states[0]
+        self.finished = False
+        self.frames = 0
+        self.violation = None
+
+    def __repr__(self):
+        return f"<{type(self).__name__} state={self.state.name} frames={self.frames} finished={self.finished}>"
+
+    cdef int _usable(self) except -1:
+        if self.violation is not None:
+            raise LocalProtocolError(f"{self._channel} checker already reported a violation: {self.violation}")
+        return 0
+
+    cdef object _break(self, rule, index, str variant, str detail=""):
+        self.violation = RemoteProtocolError(self._channel, rule, index, variant, detail)
+        self._row = self._broken_row
+        return self.violation
+
+    cdef inline int _code(self, object tag, int* index) except? -2000:
+        """The table's code for this frame's tag, and the tag's index; raises for no frame of this channel."""
+        cdef long value
+        cdef int overflow = 0
+        if PyLong_Check(tag):
+            value = PyLong_AsLongAndOverflow(tag, &overflow)
+            if not overflow and 0 <= value < self._ntags:
+                index[0] = <int>value
+                return self._table[self._row * MAX_TAGS + value]
+        found = self._tag_of.get(tag)  # a float 1.0 finds tag 1, as in the pure twin's dict rows
+        if found is not None:
+            index[0] = <int>found
+            return self._table[self._row * MAX_TAGS + <int>found]
+        self._usable()
+        raise TypeError(f"not a {self._channel} response frame (tag {tag!r})")
+
+    cdef int _advance(self, int code, int tag) except -1:
+        """Move to the row ``code`` names, or raise the rule it names, counting the frame either way."""
+        cdef Py_ssize_t index = self.frames
+        if code == SLOW:
+            self._usable()
+        self.frames = index + 1
+        if code < 0:
+            raise self._break(_RULES[-1 - code], index, self._variants[tag])
+        self._row = code
+        self.state = self._row_states[code]
+        return 0
+
+    def payload(self, payload):
+        """Decode one payload with the channel's codec, check it, and return the frame."""
+        frame = self.codec.decode(payload)
+        self.frame(frame)
+        return frame
+
+    def frame(self, frame):  # pragma: no cover - each channel defines it
+        raise NotImplementedError
+
+    def finish(self):
+        """The channel finished. Returns the final state; raises if the finish broke a rule."""
+        self._usable()
+        if self.finished:
+            raise self._break(Rule.NOTHING_AFTER_FINISH, None, "finish")
+        outcome = self._finish[self.state]
+        if isinstance(outcome, Rule):
+            raise self._break(outcome, None, "finish")
+        self.state, self.finished, self._row = outcome, True, self._after_finish_row
+        return outcome
+
+    @property
+    def unreadable(self):
+        """The finish came with nothing before it: the server could not read the request."""
+        return self.state is _UNREADABLE
+
+
+@cython.final
+cdef class ToolsBeginChecker(_Checker):
+    """Checks a tools-begin response sequence: Begun, then periods of Active and Inactive; or an Error.
+
+    ``declaration`` is what Begun declared (None before it), ``periods`` the number
+    of periods closed by an Inactive.
+    """
+
+    cdef readonly object declaration
+    cdef readonly frozenset rotating
+    cdef readonly Py_ssize_t periods
+    channel = "tools-begin"
+
+    def __init__(self, codec=None):
+        variants = {ToolsBeginTag.BEGUN: "Begun", ToolsBeginTag.ERROR: "Error",
+                    ToolsBeginTag.ACTIVE: "Active", ToolsBeginTag.INACTIVE: "Inactive"}
+        if codec is None:  # imported here: the package imports this module while it picks a core
+            from diverge_codec import tools_begin as codec
+        _Checker.__init__(self, TOOLS_BEGIN_RULES, TOOLS_BEGIN_FINISH, codec, "tools-begin", variants)
+        self.declaration = None
+        self.rotating = frozenset()
+        self.periods = 0
+
+    def frame(self, frame):
+        """Check one frame; raises RemoteProtocolError at once if it breaks a rule."""
+        cdef int tag
+        cdef int code = self._code(frame.tag, &tag)
+        if code < 0:
+            self._advance(code, tag)  # raises: the frame breaks a rule
+        if tag == INACTIVE:
+            values, rotating = frame.values, self.rotating
+            if len(values) != len(rotating) or not rotating.issuperset(values):
+                index = self.frames
+                self.frames += 1
+                raise self._break(Rule.INACTIVE_CARRIES_ROTATING, index, "Inactive", rotating_mismatch(rotating, values))
+            self.periods += 1
+        elif tag == BEGUN:
+            secrets = frame.secrets
+            self.declaration = dict(secrets)
+            self.rotating = frozenset([name for name, mode in secrets.items() if mode is _ROTATING])
+        self._row = code
+        self.state = self._row_states[code]
+        self.frames += 1
+
+
+@cython.final
+cdef class McpNotificationsChecker(_Checker):
+    """Checks an mcp-notifications sequence: notifications in order, or one Error first, then the finish.
+
+    The page puts the Error before any notification; the Rust doc comment speaks of
+    an Error ending a stream that stopped. ``allow_error_after_notifications=True``
+    accepts that too, as the last frame.
+    """
+
+    cdef readonly Py_ssize_t notifications
+    channel = "mcp-notifications"
+
+    def __init__(self, codec=None, *, allow_error_after_notifications=False):
+        rules = MCP_NOTIFICATIONS_RULES_LATE_ERROR if allow_error_after_notifications else MCP_NOTIFICATIONS_RULES
+        variants = {McpNotificationsTag.NOTIFICATION: "Notification", McpNotificationsTag.ERROR: "Error"}
+        if codec is None:
+            from diverge_codec import mcp_notifications as codec
+        _Checker.__init__(self, rules, MCP_NOTIFICATIONS_FINISH, codec, "mcp-notifications", variants)
+        self.notifications = 0
+
+    def frame(self, frame):
+        """Check one frame; raises RemoteProtocolError at once if it breaks a rule."""
+        cdef int tag
+        cdef int code = self._code(frame.tag, &tag)
+        if code < 0:
+            self._advance(code, tag)  # raises: the frame breaks a rule
+        self._row = code
+        self.state = self._row_states[code]
+        self.frames += 1
+        if tag == NOTIFICATION:
+            self.notifications += 1
