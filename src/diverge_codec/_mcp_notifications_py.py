@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any, Union
 
 from . import _json, errors
-from ._model import ErrorData, as_bytes, error_data_from_json, json_body, notification_problem, repr_notification
+from ._model import ErrorData, VIEW_FROM, as_bytes, error_data_from_json, notification_problem, repr_notification
 from ._model import McpNotificationsTag as Tag
 from .errors import McpNotificationsBodyParseError as BodyParseError
 from .errors import McpNotificationsEmptyFrameError as EmptyFrameError
@@ -104,6 +104,8 @@ _new = object.__new__
 _set_notification = Notification.notification.__set__  # type: ignore[attr-defined,misc]
 _set_method = Notification.method.__set__  # type: ignore[attr-defined,misc]
 _set_error = Error.error.__set__  # type: ignore[attr-defined,misc]
+_loads, _DecodeFailure = _json.loads, _json.DecodeFailure  # the backend is chosen once, at import
+_NOT_PARAMS = object()  # no notification, so no params to look at
 
 
 def decode(payload: bytes | bytearray | memoryview) -> Frame:
@@ -118,17 +120,21 @@ def decode(payload: bytes | bytearray | memoryview) -> Frame:
         raise UnknownTagError(tag)
     reason = None
     try:
-        parsed = _json.loads(json_body(data))
-    except _json.DecodeFailure as problem:
+        # A large body is read through a view of the payload, not a second copy (VIEW_FROM).
+        parsed = _loads(data[1:] if len(data) <= VIEW_FROM else memoryview(data)[1:])
+    except _DecodeFailure as problem:
         reason = _json.failure_reason(problem)
     else:
         if tag == 0:
-            reason = notification_problem(parsed)
-            if reason is None:
+            # notification_problem's rules, inlined for the hot path; it names what failed.
+            method = parsed.get("method") if type(parsed) is dict else None
+            params = parsed.get("params") if type(method) is str else _NOT_PARAMS
+            if params is None or (type(params) is dict and ((meta := params.get("_meta")) is None or type(meta) is dict)):
                 frame: Frame = _new(Notification)
                 _set_notification(frame, parsed)
-                _set_method(frame, parsed["method"])
+                _set_method(frame, method)
                 return frame
+            reason = notification_problem(parsed) or errors.NOT_AN_OBJECT  # never None here; typed so
         else:
             try:
                 frame = _new(Error)

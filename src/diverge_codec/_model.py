@@ -266,12 +266,8 @@ def as_bytes(obj: Any) -> bytes | None:
 
 
 VIEW_FROM = 1024
-"""Bodies this long go to the parser as a view into the payload, not a copy (as ``_payload.pxd``)."""
-
-
-def json_body(data: bytes) -> bytes | memoryview:
-    """The JSON after the tag byte: a copy when small (cheaper), a view when large (no second copy)."""
-    return data[1:] if len(data) - 1 < VIEW_FROM else memoryview(data)[1:]
+"""Bodies this long go to the parser as a view into the payload, not a copy (as ``_payload.pxd``):
+a copy is cheaper when small, a view saves a second copy when large."""
 
 
 def repr_names(names: Iterable[str]) -> str:

@@ -13,6 +13,7 @@ from typing import Any, Union
 from . import _json, errors
 from ._model import (
     ACTIVE,
+    VIEW_FROM,
     Active,
     Mode,
     ProviderError,
@@ -20,7 +21,6 @@ from ._model import (
     as_bytes,
     declaration,
     declaration_from_json,
-    json_body,
     provider_error_from_json,
     repr_begun,
     repr_inactive,
@@ -157,7 +157,7 @@ def decode(payload: bytes | bytearray | memoryview) -> Frame:
     failure: type[FrameError]
     reason = ""
     try:
-        parsed = _json.loads(json_body(data))
+        parsed = _json.loads(data[1:] if len(data) <= VIEW_FROM else memoryview(data)[1:])  # no second copy
     except _json.DecodeFailure as problem:
         reason = _json.failure_reason(problem)
     else:
