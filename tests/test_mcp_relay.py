@@ -64,15 +64,16 @@ def _as_sent(line):
 def test_every_notification_arrives_in_order_as_the_server_wrote_it():
     report, consumed = asyncio.run(_relay_to_consumer(SERVER_COMMAND))
     sent = [_as_sent(line) for line in report.captured if b'"id"' not in line]
-    assert len(sent) == report.seen == 16 and report.dropped == 0
+    assert len(sent) == report.seen == 18 and report.dropped == 0
     assert consumed.notifications == sent
     assert consumed.state is State.FINISHED and consumed.error is None
     kinds = [type(model).__name__ for model in consumed.models]
     assert kinds == ["ToolListChangedNotification", "ResourceListChangedNotification", "PromptListChangedNotification",
-                     "ResourceUpdatedNotification"] + ["LoggingMessageNotification"] * 9 + ["ProgressNotification"] * 3
+                     "ResourceUpdatedNotification"] + ["LoggingMessageNotification"] * 9 + ["ProgressNotification"] * 3 \
+        + ["ElicitCompleteNotification", "CancelledNotification"]
     levels = [model.params.level for model in consumed.models if type(model).__name__ == "LoggingMessageNotification"]
     assert levels == ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", "info"]
-    tokens = [model.params.progress_token for model in consumed.models[-3:]]
+    tokens = [model.params.progress_token for model in consumed.models[-5:-2]]
     assert tokens == [7, "job-α", "call-1"]
 
 
@@ -105,4 +106,4 @@ def test_the_demo_runs_on_both_cores(pure):
     done = subprocess.run([sys.executable, str(EXAMPLE / "relay.py")], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "relayed 16 of 16 notifications, dropped 0" and lines[-1] == "channel: finished"
+    assert lines[0] == "relayed 18 of 18 notifications, dropped 0" and lines[-1] == "channel: finished"

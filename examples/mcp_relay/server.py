@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import warnings
 
+import mcp.types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPDeprecationWarning
 
@@ -20,7 +21,7 @@ LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "e
 
 @server.tool()
 async def emit_all(ctx: Context) -> str:
-    """One of each notification kind, then progress on the call's own token."""
+    """One of each notification kind the server side can send on a handshake session."""
     session = ctx.session
     await session.send_tool_list_changed()
     await session.send_resource_list_changed()
@@ -33,6 +34,9 @@ async def emit_all(ctx: Context) -> str:
     await session.send_progress_notification(7, 0.25, total=1.0, message="int token")
     await session.send_progress_notification("job-α", 0.5)
     await ctx.report_progress(3, 10, "the call's own token")
+    await session.send_elicit_complete("elicitation-1")
+    await session.send_notification(types.CancelledNotification(
+        params=types.CancelledNotificationParams(request_id="client-request-9", reason="superseded")))
     return "sent"
 
 

@@ -8,7 +8,10 @@ which raises exactly what the pure twin raises.
 """
 
 cimport cython
+from cpython.dict cimport PyDict_Next
 from cpython.long cimport PyLong_AsLongAndOverflow, PyLong_Check
+from cpython.object cimport PyObject
+from cpython.set cimport PySet_Contains
 
 from diverge_codec._model import McpNotificationsTag, Mode, ToolsBeginTag
 from diverge_codec._rules import (
@@ -33,6 +36,21 @@ cdef tuple _RULES = tuple(Rule)
 cdef object _ROTATING = Mode.ROTATING
 cdef object _ENDED_WITH_ERROR = State.ENDED_WITH_ERROR
 cdef object _UNREADABLE = State.UNREADABLE
+
+
+cdef inline bint _same_names(object values, frozenset rotating) except -1:
+    """Whether an Inactive's values are keyed by exactly the rotating names (equal sizes, none outside)."""
+    cdef Py_ssize_t position = 0
+    cdef PyObject* key
+    cdef PyObject* value
+    if len(values) != len(rotating):
+        return False
+    if type(values) is not dict:
+        return rotating.issuperset(values)
+    while PyDict_Next(values, &position, &key, &value):
+        if not PySet_Contains(rotating, <object>key):
+            return False
+    return True
 
 
 cdef class _Checker:
@@ -181,7 +199,7 @@ cdef class ToolsBeginChecker(_Checker):
             self._advance(code, tag)  # raises: the frame breaks a rule
         if tag == INACTIVE:
             values, rotating = frame.values, self.rotating
-            if len(values) != len(rotating) or not rotating.issuperset(values):
+            if not _same_names(values, rotating):
                 index = self.frames
                 self.frames += 1
                 raise self._break(Rule.INACTIVE_CARRIES_ROTATING, index, "Inactive", rotating_mismatch(rotating, values))
