@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import orjson
 import pytest
 
+from diverge_codec import _json
 from diverge_codec.sequence import State
 
 pytest.importorskip("mcp.server.mcpserver", reason="the [mcp] extra is not installed")
@@ -56,7 +56,7 @@ async def _relay_to_consumer(command, calls=(("emit_all", {}),), *, outbox_bytes
 
 
 def _as_sent(line):
-    message = orjson.loads(line)
+    message = _json.loads(line)
     message.pop("jsonrpc")
     return message
 

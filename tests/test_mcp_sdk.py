@@ -7,13 +7,12 @@ way the SDK's session does; the tables say which come back byte for byte.
 
 from __future__ import annotations
 
-import orjson
 import pytest
 
 sdk = pytest.importorskip("mcp.types", reason="the [mcp] extra is not installed")
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
-from diverge_codec import ErrorData, mcp_sdk  # noqa: E402
+from diverge_codec import ErrorData, _json, mcp_sdk  # noqa: E402
 
 EXACT = {
     "cancelled, int id": {"method": "notifications/cancelled", "params": {"requestId": 3, "reason": "user"}},
@@ -50,7 +49,7 @@ SDK_REWRITES = {
 
 
 def _frame(mn, notification):
-    return mn.decode(mn.frame_notification(orjson.dumps(notification)))
+    return mn.decode(mn.frame_notification(_json.dumps(notification)))
 
 
 def test_every_sdk_server_notification_has_an_exact_case():
@@ -60,7 +59,7 @@ def test_every_sdk_server_notification_has_an_exact_case():
 
 @pytest.mark.parametrize("name", list(EXACT))
 def test_sdk_notifications_round_trip_byte_for_byte(mn, name):
-    wire = orjson.dumps(EXACT[name])
+    wire = _json.dumps(EXACT[name])
     frame = mn.decode(mn.frame_notification(wire))
     model = mcp_sdk.server_notification(frame)
     assert type(model).__name__.endswith("Notification")
@@ -74,7 +73,7 @@ def test_where_the_sdk_rewrites_the_codec_keeps_what_arrived(mn, name):
     arrived, rewritten = SDK_REWRITES[name]
     frame = _frame(mn, arrived)
     assert frame.notification == arrived
-    assert mn.encode(frame) == b"\x00" + orjson.dumps(arrived)
+    assert mn.encode(frame) == b"\x00" + _json.dumps(arrived)
     assert mcp_sdk.from_server_notification(mcp_sdk.server_notification(frame)).notification == rewritten
 
 

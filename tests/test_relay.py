@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from diverge_codec import relay
+from diverge_codec import _json, relay
 from diverge_codec.sequence import McpNotificationsChecker, State, check
 
 PROGRESS = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":0.5}}'
@@ -65,13 +64,13 @@ def test_both_cores_splice_alike(both_mn, message):
     spliced = pure.splice_notification(message)
     assert compiled.splice_notification(message) == spliced
     try:
-        original = orjson.loads(message)
-    except orjson.JSONDecodeError:
+        original = _json.loads(message)
+    except ValueError:
         return
     if spliced is not None:  # a splice is what parsing and dropping the envelope would give
         assert "id" not in original
         del original["jsonrpc"]
-        assert orjson.loads(spliced[1:]) == original
+        assert _json.loads(spliced[1:]) == original
 
 
 @pytest.mark.parametrize("message", [

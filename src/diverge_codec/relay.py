@@ -8,7 +8,7 @@ every other byte. For a message that begins the way the MCP SDKs write a notific
 (``{"jsonrpc":"2.0","method":"``, and no key ``id``) that is a splice in the compiled
 core (``mcp_notifications.splice_notification``), not a parse; anything else is parsed
 to tell a notification from a request or response, and then rewritten without the
-envelope. The fast path trusts the server's JSON as the SDK's own reader would; the
+envelope (every member and value kept, the bytes orjson's). The fast path trusts the server's JSON as the SDK's own reader would; the
 consumer's decode is what refuses a body that is not JSON.
 
 ``Outbox`` is the seed's "a notification the channel could not keep pace with is not
