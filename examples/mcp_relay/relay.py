@@ -14,6 +14,8 @@ channel's finish.
 - A consumer slower than the server: the socket's buffer fills, ``drain`` waits, and
   the outbox, bounded in bytes, drops and counts what does not fit. Memory stays
   bounded by the outbox, the transport's high-water mark and one line.
+- A request the server makes of its client (``ping``, sampling, roots) is not
+  answered here: this relay is the channel's side, not a full MCP client.
 
 Run ``python examples/mcp_relay/relay.py`` for a demonstration against ``server.py``.
 """
