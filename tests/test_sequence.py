@@ -281,3 +281,12 @@ def test_the_compiled_checkers_are_the_public_ones_where_built(seq):
     assert sequence.ToolsBeginChecker.__module__ == f"diverge_codec.{expected}"
     assert seq.ToolsBeginChecker().codec is __import__("diverge_codec.tools_begin").tools_begin
     assert seq.McpNotificationsChecker().codec is __import__("diverge_codec.mcp_notifications").mcp_notifications
+
+
+@pytest.mark.parametrize("name", ["state", "finished", "frames", "violation", "codec", "declaration", "rotating", "periods"])
+def test_where_a_checker_stands_is_read_only(seq, name):
+    checker = seq.ToolsBeginChecker()
+    with pytest.raises(AttributeError):
+        setattr(checker, name, None)
+    with pytest.raises(AttributeError):
+        seq.McpNotificationsChecker().notifications = 3

@@ -48,24 +48,49 @@ class _Checker:
         self._rows = _compile(rules, tags)
         self._row: Row = self._rows[State.NOT_BEGUN]
         self._after_finish: Row = {tag: (Rule.NOTHING_AFTER_FINISH, None) for tag in tags}
-        self._finish, self.codec = finish, codec
-        self.state = State.NOT_BEGUN
-        self.finished = False
-        self.frames = 0
+        self._finish, self._codec = finish, codec
+        self._state = State.NOT_BEGUN
+        self._finished = False
+        self._frames = 0
+        self._violation: RemoteProtocolError | None = None
+
+    # Read-only, as the compiled twin's are: where a checker stands is the checker's to say.
+    @property
+    def state(self) -> State:
+        """Where the checker stands (a State)."""
+        return self._state
+
+    @property
+    def finished(self) -> bool:
+        """Whether the finish has been read."""
+        return self._finished
+
+    @property
+    def frames(self) -> int:
         """How many frames have been read, which is also the index of the next."""
-        self.violation: RemoteProtocolError | None = None
+        return self._frames
+
+    @property
+    def violation(self) -> RemoteProtocolError | None:
+        """The RemoteProtocolError reported, if one was."""
+        return self._violation
+
+    @property
+    def codec(self) -> ModuleType:
+        """The codec module ``payload`` decodes with."""
+        return self._codec
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} state={self.state.name} frames={self.frames} finished={self.finished}>"
+        return f"<{type(self).__name__} state={self._state.name} frames={self._frames} finished={self._finished}>"
 
     def _usable(self) -> None:
-        if self.violation is not None:
-            raise LocalProtocolError(f"{self.channel} checker already reported a violation: {self.violation}")
+        if self._violation is not None:
+            raise LocalProtocolError(f"{self.channel} checker already reported a violation: {self._violation}")
 
     def _break(self, rule: Rule, index: int | None, variant: str, detail: str = "") -> RemoteProtocolError:
-        self.violation = RemoteProtocolError(self.channel, rule, index, variant, detail)
+        self._violation = RemoteProtocolError(self.channel, rule, index, variant, detail)
         self._row = {}
-        return self.violation
+        return self._violation
 
     def _step(self, tag: int) -> None:
         """The slow path of a step: raise the rule the frame breaks (or move on, where it breaks none)."""
@@ -74,15 +99,15 @@ class _Checker:
             self._usable()
             raise TypeError(f"not a {self.channel} response frame (tag {tag!r})")
         outcome, row = entry
-        index = self.frames
-        self.frames = index + 1
+        index = self._frames
+        self._frames = index + 1
         if row is None:
             raise self._break(outcome, index, self._variants[tag])  # type: ignore[arg-type]
-        self.state, self._row = outcome, row  # type: ignore[assignment]
+        self._state, self._row = outcome, row  # type: ignore[assignment]
 
     def payload(self, payload: bytes | bytearray | memoryview) -> Any:
         """Decode one payload with the channel's codec, check it, and return the frame."""
-        frame = self.codec.decode(payload)
+        frame = self._codec.decode(payload)
         self.frame(frame)
         return frame
 
@@ -92,18 +117,18 @@ class _Checker:
     def finish(self) -> State:
         """The channel finished. Returns the final state; raises if the finish broke a rule."""
         self._usable()
-        if self.finished:
+        if self._finished:
             raise self._break(Rule.NOTHING_AFTER_FINISH, None, "finish")
-        outcome = self._finish[self.state]
+        outcome = self._finish[self._state]
         if isinstance(outcome, Rule):
             raise self._break(outcome, None, "finish")
-        self.state, self.finished, self._row = outcome, True, self._after_finish
+        self._state, self._finished, self._row = outcome, True, self._after_finish
         return outcome
 
     @property
     def unreadable(self) -> bool:
         """The finish came with nothing before it: the server could not read the request."""
-        return self.state is State.UNREADABLE
+        return self._state is State.UNREADABLE
 
 
 class ToolsBeginChecker(_Checker):
@@ -118,9 +143,24 @@ class ToolsBeginChecker(_Checker):
 
     def __init__(self, codec: ModuleType | None = None) -> None:
         super().__init__(TOOLS_BEGIN_RULES, TOOLS_BEGIN_FINISH, tools_begin if codec is None else codec)
-        self.declaration: dict[str, Mode] | None = None
-        self.rotating: frozenset[str] = frozenset()
-        self.periods = 0
+        self._declaration: dict[str, Mode] | None = None
+        self._rotating: frozenset[str] = frozenset()
+        self._periods = 0
+
+    @property
+    def declaration(self) -> dict[str, Mode] | None:
+        """What Begun declared, name to Mode; None before it."""
+        return self._declaration
+
+    @property
+    def rotating(self) -> frozenset[str]:
+        """The names Begun declared rotating."""
+        return self._rotating
+
+    @property
+    def periods(self) -> int:
+        """How many periods an Inactive has closed."""
+        return self._periods
 
     def frame(self, frame: Any) -> None:
         """Check one frame; raises RemoteProtocolError at once if it breaks a rule."""
@@ -129,18 +169,18 @@ class ToolsBeginChecker(_Checker):
         if entry is None or entry[1] is None:
             self._step(tag)  # raises: the frame breaks a rule, or is no frame
         if tag == _I:
-            values, rotating = frame.values, self.rotating
+            values, rotating = frame.values, self._rotating
             # Equal sizes and no name outside the rotating set: the same names (faster than keys() != set).
             if len(values) != len(rotating) or not rotating.issuperset(values):
-                index = self.frames
-                self.frames += 1
+                index = self._frames
+                self._frames += 1
                 raise self._break(Rule.INACTIVE_CARRIES_ROTATING, index, "Inactive", rotating_mismatch(rotating, values))
-            self.periods += 1
+            self._periods += 1
         elif tag == _B:
-            self.declaration = dict(frame.secrets)
-            self.rotating = frozenset(name for name, mode in frame.secrets.items() if mode is Mode.ROTATING)
-        self.state, self._row = entry  # type: ignore[assignment,misc]
-        self.frames += 1
+            self._declaration = dict(frame.secrets)
+            self._rotating = frozenset(name for name, mode in frame.secrets.items() if mode is Mode.ROTATING)
+        self._state, self._row = entry  # type: ignore[assignment,misc]
+        self._frames += 1
 
 
 class McpNotificationsChecker(_Checker):
@@ -157,7 +197,12 @@ class McpNotificationsChecker(_Checker):
     def __init__(self, codec: ModuleType | None = None, *, allow_error_after_notifications: bool = False) -> None:
         rules = MCP_NOTIFICATIONS_RULES_LATE_ERROR if allow_error_after_notifications else MCP_NOTIFICATIONS_RULES
         super().__init__(rules, MCP_NOTIFICATIONS_FINISH, mcp_notifications if codec is None else codec)
-        self.notifications = 0
+        self._notifications = 0
+
+    @property
+    def notifications(self) -> int:
+        """How many notifications have been read."""
+        return self._notifications
 
     def frame(self, frame: Any) -> None:
         """Check one frame; raises RemoteProtocolError at once if it breaks a rule."""
@@ -165,10 +210,10 @@ class McpNotificationsChecker(_Checker):
         entry = self._row.get(tag)
         if entry is None or entry[1] is None:
             self._step(tag)  # raises: the frame breaks a rule, or is no frame
-        self.state, self._row = entry  # type: ignore[assignment,misc]
-        self.frames += 1
+        self._state, self._row = entry  # type: ignore[assignment,misc]
+        self._frames += 1
         if tag == _N:
-            self.notifications += 1
+            self._notifications += 1
 
 
 __all__ = ["McpNotificationsChecker", "ToolsBeginChecker"]
