@@ -143,28 +143,27 @@ def test_a_million_frames_leave_memory_flat(pair):
     assert end - start < 256 * 1024, f"grew {end - start} bytes"
 
 
-def test_threads_decode_alike(tb, mn):
+def test_threads_decode_alike(mn):
     from strategies import dump
 
     payloads = [b"\x00" + dump({"method": f"m{i}", "params": {"i": i, "l": list(range(i % 7))}}) for i in range(300)]
     payloads += [b"\x00[]", b"\x01{}", b"\x05"]
-    expected = []
-    for payload in payloads:
-        try:
-            expected.append(("frame", mn.encode(mn.decode(payload))))
-        except ValueError as error:
-            expected.append(("error", type(error), str(error)))
+
+    def outcomes():
+        got = []
+        for payload in payloads:
+            try:
+                got.append(("frame", mn.encode(mn.decode(payload))))
+            except ValueError as error:
+                got.append(("error", type(error), str(error)))
+        return got
+
+    expected = outcomes()
     results: list[list] = [[] for _ in range(4)]
 
     def work(out):
         for _ in range(30):
-            got = []
-            for payload in payloads:
-                try:
-                    got.append(("frame", mn.encode(mn.decode(payload))))
-                except ValueError as error:
-                    got.append(("error", type(error), str(error)))
-            out.append(got == expected)
+            out.append(outcomes() == expected)
 
     threads = [threading.Thread(target=work, args=(out,)) for out in results]
     for thread in threads:

@@ -64,8 +64,6 @@ def cases(implementation: str) -> list[Case]:
     streaming = checkers.McpNotificationsChecker(mn)
     idle = checkers.ToolsBeginChecker(tb)
     idle.frame(tb.Begun({"session": "rotating", "cursor": "rotating"}))
-    session_payload = b"\x03" + values
-    session_frame = tb.decode(session_payload)
     return [
         Case("decode progress notification (~180 B)", "orjson.loads",
              lambda: orjson.loads(progress), lambda: mn.decode(progress_payload), 1.25 if cython else 2.3),
@@ -84,8 +82,8 @@ def cases(implementation: str) -> list[Case]:
         Case("check a notification (sequence)", "decode it",
              lambda: mn.decode(progress_payload), lambda: streaming.frame(progress_frame)),
         Case("check a period: Active and Inactive (sequence)", "decode them",
-             lambda: (tb.decode(b"\x02"), tb.decode(session_payload)),
-             lambda: (idle.frame(tb.ACTIVE), idle.frame(session_frame))),
+             lambda: (tb.decode(b"\x02"), tb.decode(values_payload)),
+             lambda: (idle.frame(tb.ACTIVE), idle.frame(inactive_frame))),
     ]
 
 

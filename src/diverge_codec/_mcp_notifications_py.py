@@ -105,7 +105,6 @@ _set_notification = Notification.notification.__set__  # type: ignore[attr-defin
 _set_method = Notification.method.__set__  # type: ignore[attr-defined,misc]
 _set_error = Error.error.__set__  # type: ignore[attr-defined,misc]
 _loads, _DecodeFailure = _json.loads, _json.DecodeFailure  # the backend is chosen once, at import
-_NOT_PARAMS = object()  # no notification, so no params to look at
 
 
 def decode(payload: bytes | bytearray | memoryview) -> Frame:
@@ -127,9 +126,10 @@ def decode(payload: bytes | bytearray | memoryview) -> Frame:
     else:
         if tag == 0:
             # notification_problem's rules, inlined for the hot path; it names what failed.
-            method = parsed.get("method") if type(parsed) is dict else None
-            params = parsed.get("params") if type(method) is str else _NOT_PARAMS
-            if params is None or (type(params) is dict and ((meta := params.get("_meta")) is None or type(meta) is dict)):
+            if type(parsed) is dict and type(method := parsed.get("method")) is str and (
+                (params := parsed.get("params")) is None
+                or (type(params) is dict and ((meta := params.get("_meta")) is None or type(meta) is dict))
+            ):
                 frame: Frame = _new(Notification)
                 _set_notification(frame, parsed)
                 _set_method(frame, method)

@@ -142,6 +142,13 @@ cdef class _Checker:
         self.state = self._row_states[code]
         return 0
 
+    cdef int _allowed(self, object frame, int* tag) except? -2000:
+        """The table's code for a frame the rules allow here; raises for one they do not."""
+        cdef int code = self._code(frame.tag, tag)
+        if code < 0:
+            self._advance(code, tag[0])  # raises: the frame breaks a rule
+        return code
+
     def payload(self, payload):
         """Decode one payload with the channel's codec, check it, and return the frame."""
         frame = self.codec.decode(payload)
@@ -194,9 +201,7 @@ cdef class ToolsBeginChecker(_Checker):
     def frame(self, frame):
         """Check one frame; raises RemoteProtocolError at once if it breaks a rule."""
         cdef int tag
-        cdef int code = self._code(frame.tag, &tag)
-        if code < 0:
-            self._advance(code, tag)  # raises: the frame breaks a rule
+        cdef int code = self._allowed(frame, &tag)
         if tag == INACTIVE:
             values, rotating = frame.values, self.rotating
             if not _same_names(values, rotating):
@@ -208,9 +213,7 @@ cdef class ToolsBeginChecker(_Checker):
             secrets = frame.secrets
             self.declaration = dict(secrets)
             self.rotating = frozenset([name for name, mode in secrets.items() if mode is _ROTATING])
-        self._row = code
-        self.state = self._row_states[code]
-        self.frames += 1
+        self._advance(code, tag)
 
 
 @cython.final
@@ -236,11 +239,7 @@ cdef class McpNotificationsChecker(_Checker):
     def frame(self, frame):
         """Check one frame; raises RemoteProtocolError at once if it breaks a rule."""
         cdef int tag
-        cdef int code = self._code(frame.tag, &tag)
-        if code < 0:
-            self._advance(code, tag)  # raises: the frame breaks a rule
-        self._row = code
-        self.state = self._row_states[code]
-        self.frames += 1
+        cdef int code = self._allowed(frame, &tag)
+        self._advance(code, tag)
         if tag == NOTIFICATION:
             self.notifications += 1

@@ -91,7 +91,7 @@ def server_notification(frame: mcp_notifications.Notification, *, allow_custom: 
 
 def from_server_notification(model: sdk.ServerNotification | sdk.Notification[Any, Any]) -> mcp_notifications.Notification:
     """A Notification frame carrying what the SDK's server session sends for ``model``."""
-    if not isinstance(model, (*_SERVER_NOTIFICATIONS, sdk.Notification)):
+    if not isinstance(model, sdk.Notification):  # every ServerNotification model is one
         raise TypeError(f"expected an MCP SDK notification model, not {type(model).__name__}")
     return mcp_notifications.Notification(model.model_dump(by_alias=True, mode="json", exclude_none=True))
 
