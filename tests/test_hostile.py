@@ -173,6 +173,63 @@ def test_threads_decode_alike(mn):
     assert all(all(out) and len(out) == 30 for out in results)
 
 
+def test_a_decode_inside_a_decode_reads_its_own_body(pair):
+    # The compiled cores parse through one view they repoint at each body. A finalizer the
+    # GC runs mid-parse (an allocation can start a collection) may decode another payload,
+    # repointing the view and leaving it idle while the outer parse is under way: each call
+    # must still read its own body.
+    from strategies import dump
+
+    tb, mn = pair
+    inner = b"\x03" + dump({"inner": [1, 2, {"x": "y"}]})
+    outer = b"\x00" + dump({"method": "outer", "params": {"items": [{"i": i} for i in range(200)]}})
+    inner_frame, outer_frame = tb.decode(inner), mn.decode(outer)
+    seen = []
+
+    class DecodesWhenCollected:
+        def __del__(self):
+            seen.append(tb.decode(inner))
+            try:
+                tb.decode(b"\x03{")  # a failed parse leaves the view idle too
+            except tb.FrameError:
+                pass
+
+    threshold = gc.get_threshold()
+    gc.set_threshold(1)
+    try:
+        for _ in range(100):
+            cycle = DecodesWhenCollected()
+            cycle.itself = cycle
+            del cycle
+            assert mn.decode(outer) == outer_frame
+    finally:
+        gc.set_threshold(*threshold)
+    gc.collect()
+    assert len(seen) == 100 and all(frame == inner_frame for frame in seen)
+
+
+@pytest.mark.parametrize("call, argument", [
+    ("decode", b"\x02"), ("encode", None), ("frame_inactive", b"{}"),
+])
+def test_one_argument_calls_take_it_by_position_only(tb, call, argument):
+    # As orjson.loads does: the compiled twin takes its one argument in the fastest call form.
+    argument = tb.ACTIVE if argument is None else argument
+    getattr(tb, call)(argument)
+    with pytest.raises(TypeError):
+        getattr(tb, call)(**{"payload" if call == "decode" else "frame" if call == "encode" else "values_json": argument})
+
+
+@pytest.mark.parametrize("call, keyword", [
+    ("decode", "payload"), ("decode_many", "payloads"), ("frame_notification", "raw_json"),
+    ("frame_notifications", "raw_jsons"), ("splice_notification", "message"),
+])
+def test_one_argument_notification_calls_take_it_by_position_only(mn, call, keyword):
+    argument = {"decode": b"\x00{\"method\":\"m\"}", "frame_notification": b"{}", "splice_notification": b"{}"}.get(call, [])
+    getattr(mn, call)(argument)
+    with pytest.raises(TypeError):
+        getattr(mn, call)(**{keyword: argument})
+
+
 _BIG_BODY_PROBE = r"""
 import gc, resource, sys
 from diverge_codec import _mcp_notifications_{core} as mn

@@ -187,6 +187,21 @@ else:
     BACKEND = "orjson"
 
 
+def _reads_views() -> bool:
+    """Whether loads takes a memoryview: orjson's free-threaded builds read only bytes and str."""
+    try:
+        loads(memoryview(b"0"))
+    except (DecodeFailure, TypeError):
+        return False
+    return True
+
+
+READS_VIEWS = _reads_views()
+VIEW_FROM = 16384 if READS_VIEWS else sys.maxsize
+"""Bodies this long go to the parser as a view into the payload, not a copy (as ``_payload.pxd``):
+a copy is cheaper when small, a view saves a second copy when large."""
+
+
 def failure_reason(error: BaseException) -> str:
     """The parser's own phrase and position: orjson's and ours quote no part of the document."""
     return str(error.args[0]) if error.args else type(error).__name__

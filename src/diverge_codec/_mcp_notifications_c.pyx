@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, binding=False, always_allow_keywords=False
 """The mcp-notifications channel response codec, compiled: the twin of ``_mcp_notifications_py.py``.
 
 This is the hot path of a relay: decoding a notification checks its shape in C
@@ -16,7 +16,7 @@ from libc.string cimport memcmp, memcpy
 cdef extern from "Python.h":
     PyObject* PyDict_GetItemWithError(object mp, object key) except? NULL
 
-from diverge_codec._payload cimport body_of, payload_owner, tagged
+from diverge_codec._payload cimport new_shared_view, parse_body, payload_owner, tagged
 
 from diverge_codec import _json, errors
 from diverge_codec._model import ErrorData, Refused, error_data_from_json, notification_problem, repr_notification
@@ -36,14 +36,17 @@ __all__ = [
 ]
 
 cdef object _loads = _json.loads
+cdef object _body_view = new_shared_view(_json.BACKEND == "orjson" and _json.READS_VIEWS)
 cdef object _dumps = _json.dumps
 cdef object _DecodeFailure = _json.DecodeFailure
 cdef object _EncodeFailure = _json.EncodeFailure
 cdef object _failure_reason = _json.failure_reason
 cdef str _CHANNEL = "mcp notifications"
-cdef str _METHOD = "method"
-cdef str _PARAMS = "params"
-cdef str _META = "_meta"
+# The keys are looked up with the str objects the parser hands out for them: orjson keeps one
+# per short key in its cache, so the lookup matches by identity instead of comparing characters
+# (measured: ~2% of a 180-byte decode). Where the parser makes new ones, they are equal keys.
+cdef str _METHOD, _PARAMS, _META
+_METHOD, _PARAMS, _META = _loads(b'{"method":0,"params":0,"_meta":0}')
 cdef str _NOT_AN_OBJECT = errors.NOT_AN_OBJECT
 cdef str _METHOD_NOT_A_STRING = errors.METHOD_NOT_A_STRING
 cdef str _PARAMS_INVALID = errors.PARAMS_INVALID
@@ -135,13 +138,12 @@ cdef object _decode(object payload):
     cdef unsigned char tag = <unsigned char>data[0]
     if tag > 1:
         raise UnknownTagError(tag)
-    cdef object body = body_of(data, size)
     cdef object reason = None
     cdef Notification notification
     cdef Error error
     cdef PyObject* method
     try:
-        parsed = _loads(body)
+        parsed = parse_body(_loads, _body_view, data, size)
     except _DecodeFailure as problem:
         reason = _failure_reason(problem)
     else:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any, Union
 
 from . import _json, errors
-from ._model import ErrorData, VIEW_FROM, as_bytes, error_data_from_json, notification_problem, repr_notification
+from ._model import ErrorData, as_bytes, error_data_from_json, notification_problem, repr_notification
 from ._model import McpNotificationsTag as Tag
 from .errors import McpNotificationsBodyParseError as BodyParseError
 from .errors import McpNotificationsEmptyFrameError as EmptyFrameError
@@ -100,14 +100,27 @@ class Error:
 
 Frame = Union[Notification, Error]
 
+
+
+class _UnsealedNotification:
+    """Notification's layout without its guard: decode fills one, then makes it a Notification.
+
+    Assigning ``__class__`` between classes of one layout is plain Python, and costs
+    less than ``object.__new__`` and a descriptor call per member (measured: 100 ns
+    against 165 ns, a seventh of a 180-byte decode).
+    """
+
+    __slots__ = ("notification", "method")
+    notification: dict[str, Any]
+    method: str
+
+
 _new = object.__new__
-_set_notification = Notification.notification.__set__  # type: ignore[attr-defined,misc]
-_set_method = Notification.method.__set__  # type: ignore[attr-defined,misc]
 _set_error = Error.error.__set__  # type: ignore[attr-defined,misc]
-_loads, _DecodeFailure = _json.loads, _json.DecodeFailure  # the backend is chosen once, at import
+_loads, _DecodeFailure, _VIEW_FROM = _json.loads, _json.DecodeFailure, _json.VIEW_FROM  # chosen once, at import
 
 
-def decode(payload: bytes | bytearray | memoryview) -> Frame:
+def decode(payload: bytes | bytearray | memoryview, /) -> Frame:
     """Read one channel response payload. Raises a FrameError subclass, never quoting the payload."""
     data = payload if type(payload) is bytes else as_bytes(payload)
     if data is None:
@@ -119,8 +132,8 @@ def decode(payload: bytes | bytearray | memoryview) -> Frame:
         raise UnknownTagError(tag)
     reason = None
     try:
-        # A large body is read through a view of the payload, not a second copy (VIEW_FROM).
-        parsed = _loads(data[1:] if len(data) <= VIEW_FROM else memoryview(data)[1:])
+        # A large body is read through a view of the payload, not a second copy.
+        parsed = _loads(data[1:] if len(data) <= _VIEW_FROM else memoryview(data)[1:])
     except _DecodeFailure as problem:
         reason = _json.failure_reason(problem)
     else:
@@ -130,10 +143,11 @@ def decode(payload: bytes | bytearray | memoryview) -> Frame:
                 (params := parsed.get("params")) is None
                 or (type(params) is dict and ((meta := params.get("_meta")) is None or type(meta) is dict))
             ):
-                frame: Frame = _new(Notification)
-                _set_notification(frame, parsed)
-                _set_method(frame, method)
-                return frame
+                unsealed = _UnsealedNotification()
+                unsealed.notification = parsed
+                unsealed.method = method
+                unsealed.__class__ = Notification  # type: ignore[assignment]
+                return unsealed  # type: ignore[return-value]
             reason = notification_problem(parsed) or errors.NOT_AN_OBJECT  # never None here; typed so
         else:
             try:
@@ -145,7 +159,7 @@ def decode(payload: bytes | bytearray | memoryview) -> Frame:
     raise (NotificationParseError if tag == 0 else ErrorParseError)(reason)
 
 
-def decode_many(payloads: Iterable[bytes | bytearray | memoryview]) -> list[Frame]:
+def decode_many(payloads: Iterable[bytes | bytearray | memoryview], /) -> list[Frame]:
     """Decode each payload in order. A failure is raised with ``.index`` naming the payload."""
     frames = []
     index = 0
@@ -173,7 +187,7 @@ def _body(frame: Frame) -> bytes:
     raise TypeError(f"not an mcp notifications response frame: {kind.__name__}")
 
 
-def encode(frame: Frame) -> bytes:
+def encode(frame: Frame, /) -> bytes:
     """The payload for a frame: its tag, then its JSON."""
     body = _body(frame)
     return (b"\x00" if type(frame) is Notification else b"\x01") + body
@@ -188,7 +202,7 @@ def encode_into(frame: Frame, out: bytearray) -> None:
     out += body
 
 
-def frame_notification(raw_json: bytes | bytearray | memoryview) -> bytes:
+def frame_notification(raw_json: bytes | bytearray | memoryview, /) -> bytes:
     """Tag 0 and a notification's JSON, not parsed: the relay's hot path."""
     if type(raw_json) is bytes:
         return b"\x00" + raw_json
@@ -198,7 +212,7 @@ def frame_notification(raw_json: bytes | bytearray | memoryview) -> bytes:
     return b"\x00" + raw
 
 
-def frame_notifications(raw_jsons: Iterable[bytes | bytearray | memoryview]) -> list[bytes]:
+def frame_notifications(raw_jsons: Iterable[bytes | bytearray | memoryview], /) -> list[bytes]:
     """frame_notification of each, in order."""
     return [frame_notification(raw) for raw in raw_jsons]
 
@@ -209,7 +223,7 @@ JSONRPC_NOTIFICATION_PREFIX = b'{"jsonrpc":"2.0","method":"'
 _ENVELOPE_END = len(b'{"jsonrpc":"2.0",')
 
 
-def splice_notification(message: bytes | bytearray | memoryview) -> bytes | None:
+def splice_notification(message: bytes | bytearray | memoryview, /) -> bytes | None:
     """Tag 0 and the notification inside a JSON-RPC message as the SDKs write it, envelope removed.
 
     Not parsed: the message must begin with ``JSONRPC_NOTIFICATION_PREFIX`` (after JSON

@@ -265,11 +265,6 @@ def as_bytes(obj: Any) -> bytes | None:
     return view.tobytes()
 
 
-VIEW_FROM = 16384
-"""Bodies this long go to the parser as a view into the payload, not a copy (as ``_payload.pxd``):
-a copy is cheaper when small, a view saves a second copy when large."""
-
-
 def repr_names(names: Iterable[str]) -> str:
     return "[" + ", ".join(repr(name) for name in names) + "]"
 

@@ -3,6 +3,7 @@
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_CheckExact, PyByteArray_GET_SIZE
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.memoryview cimport PyMemoryView_GET_BUFFER
 from libc.string cimport memcpy
 
 
@@ -11,22 +12,66 @@ cdef extern from "Python.h":
     int PyBUF_READ
 
 
-# Bodies this long go to the parser as a view into the payload rather than a copy. Below it a
-# copy is the cheaper of the two (a view costs two allocations); above it the view wins, and
-# for a large body it saves a second copy's worth of memory. Measured: the crossover is ~16 KB.
+cdef extern from *:
+    """
+    #ifdef Py_GIL_DISABLED
+    #define DIVERGE_CODEC_GIL_BUILD 0
+    #else
+    #define DIVERGE_CODEC_GIL_BUILD 1
+    #endif
+    """
+    const bint GIL_BUILD "DIVERGE_CODEC_GIL_BUILD"
+
+
+# Bodies this long go to a parser without a shared view as a view into the payload rather than a
+# copy: below it a copy is cheaper (a fresh view costs two allocations), above it the view saves
+# a second copy's worth of memory. Measured: the crossover is ~16 KB.
 cdef enum:
     VIEW_FROM = 16384
 
 
 cdef inline object body_of(const char* data, Py_ssize_t size):
-    """The JSON after the tag byte, for the parser: a copy when small, a read-only view when large.
+    """The JSON after the tag byte, for a parser without a shared view: a copy when small, a read-only view when large.
 
-    The view is safe because nothing runs between making it and the parse that
-    reads it, and nothing keeps it: the parser's own errors are dropped unseen.
+    A free-threaded build copies always: orjson reads only bytes and str there.
     """
-    if size - 1 < VIEW_FROM:
+    if size - 1 < VIEW_FROM or not GIL_BUILD:
         return PyBytes_FromStringAndSize(data + 1, size - 1)
     return PyMemoryView_FromMemory(<char*>data + 1, size - 1, PyBUF_READ)
+
+
+cdef inline object new_shared_view(bint parser_is_orjson):
+    """A read-only memoryview that parse_body points at each body in turn; None where that is unsafe.
+
+    Reusing one view costs no allocation, where a copy or a fresh view costs one or
+    two. It is safe only where no other call can repoint it between the moment it is
+    pointed and the moment the parser has read where it points: orjson reads the
+    view's pointer and length first thing, in C, holding the GIL, and keeps neither
+    the view nor a reference to it (its JSONDecodeError copies the document into a
+    str). A finalizer that the GC runs mid-parse may decode, repoint the view and
+    leave it idle: the outer parse has read its pointer already (a test pins this).
+    A parser written in Python may switch threads mid-read, and a free-threaded
+    build has no GIL; both get None, and parse_body copies.
+    """
+    if not (GIL_BUILD and parser_is_orjson):
+        return None
+    return PyMemoryView_FromMemory(<char*>b"", 0, PyBUF_READ)
+
+
+cdef inline object parse_body(object loads, object shared_view, const char* data, Py_ssize_t size):
+    """loads() of the JSON after the tag byte of the size bytes at data, through shared_view where there is one."""
+    if shared_view is None:
+        return loads(body_of(data, size))
+    cdef Py_buffer* buffer = PyMemoryView_GET_BUFFER(shared_view)
+    buffer.buf = <void*>(data + 1)
+    buffer.len = size - 1
+    buffer.shape[0] = size - 1
+    try:
+        return loads(shared_view)
+    finally:  # idle, it points at nothing that may be freed
+        buffer.buf = <void*><char*>b""
+        buffer.len = 0
+        buffer.shape[0] = 0
 
 
 cdef inline object payload_owner(object payload, const char** data, Py_ssize_t* size):

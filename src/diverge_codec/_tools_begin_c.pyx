@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, binding=False, always_allow_keywords=False
 """The tools-begin response codec, compiled: the twin of ``_tools_begin_py.py``, same names, same behaviour.
 
 Tag split, dispatch and frame building happen here; JSON bodies go to orjson
@@ -10,7 +10,7 @@ cimport cython
 from cpython.bytearray cimport PyByteArray_CheckExact
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 
-from diverge_codec._payload cimport body_of, payload_owner, tagged
+from diverge_codec._payload cimport new_shared_view, parse_body, payload_owner, tagged
 
 from diverge_codec import _json, errors
 from diverge_codec._model import (
@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 cdef object _loads = _json.loads
+cdef object _body_view = new_shared_view(_json.BACKEND == "orjson" and _json.READS_VIEWS)
 cdef object _dumps = _json.dumps
 cdef object _DecodeFailure = _json.DecodeFailure
 cdef object _EncodeFailure = _json.EncodeFailure
@@ -147,13 +148,12 @@ def decode(payload):
         return _ACTIVE
     if tag > 3:
         raise UnknownTagError(tag)
-    cdef object body = body_of(data, size)
     cdef object reason = None
     cdef Begun begun
     cdef Error error
     cdef Inactive inactive
     try:
-        parsed = _loads(body)
+        parsed = parse_body(_loads, _body_view, data, size)
     except _DecodeFailure as problem:
         reason = _failure_reason(problem)
     else:

@@ -13,7 +13,6 @@ from typing import Any, Union
 from . import _json, errors
 from ._model import (
     ACTIVE,
-    VIEW_FROM,
     Active,
     Mode,
     ProviderError,
@@ -142,7 +141,7 @@ _set_error = Error.error.__set__  # type: ignore[attr-defined,misc]
 _set_values = Inactive.values.__set__  # type: ignore[attr-defined,misc]
 
 
-def decode(payload: bytes | bytearray | memoryview) -> Frame:
+def decode(payload: bytes | bytearray | memoryview, /) -> Frame:
     """Read one tools-begin response payload. Raises a FrameError subclass, never quoting the payload."""
     data = payload if type(payload) is bytes else as_bytes(payload)
     if data is None:
@@ -157,7 +156,7 @@ def decode(payload: bytes | bytearray | memoryview) -> Frame:
     failure: type[FrameError]
     reason = ""
     try:
-        parsed = _json.loads(data[1:] if len(data) <= VIEW_FROM else memoryview(data)[1:])  # no second copy
+        parsed = _json.loads(data[1:] if len(data) <= _json.VIEW_FROM else memoryview(data)[1:])  # no second copy
     except _json.DecodeFailure as problem:
         reason = _json.failure_reason(problem)
     else:
@@ -199,7 +198,7 @@ def _body(frame: Frame) -> bytes:
     raise TypeError(f"not a tools begin response frame: {kind.__name__}")
 
 
-def encode(frame: Frame) -> bytes:
+def encode(frame: Frame, /) -> bytes:
     """The payload for a frame: its tag, then its JSON (Active: the tag alone)."""
     if frame is ACTIVE:
         return b"\x02"
@@ -219,7 +218,7 @@ def encode_into(frame: Frame, out: bytearray) -> None:
     out += body
 
 
-def frame_inactive(values_json: bytes | bytearray | memoryview) -> bytes:
+def frame_inactive(values_json: bytes | bytearray | memoryview, /) -> bytes:
     """Tag 3 and JSON this does not read: for a relay that carries the values unopened."""
     raw = values_json if type(values_json) is bytes else as_bytes(values_json)
     if raw is None:
