@@ -198,8 +198,12 @@ def _reads_views() -> bool:
 
 READS_VIEWS = _reads_views()
 VIEW_FROM = 16384 if READS_VIEWS else sys.maxsize
-"""Bodies this long go to the parser as a view into the payload, not a copy (as ``_payload.pxd``):
-a copy is cheaper when small, a view saves a second copy when large."""
+"""Bodies this long go to the pure cores' parser as a view into the payload, not a copy: a copy
+is cheaper when small (a view costs two allocations), a view saves a second copy when large."""
+
+VIEW_READ_AT_ONCE = BACKEND == "orjson" and READS_VIEWS
+"""Whether loads reads a view's pointer and length in C before anything else, as orjson does:
+then the compiled cores may share one view across calls (``_payload.pxd``)."""
 
 
 def failure_reason(error: BaseException) -> str:

@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 cdef object _loads = _json.loads
-cdef object _body_view = new_shared_view(_json.BACKEND == "orjson" and _json.READS_VIEWS)
+cdef object _body_view = new_shared_view(_json.VIEW_READ_AT_ONCE)
 cdef object _dumps = _json.dumps
 cdef object _DecodeFailure = _json.DecodeFailure
 cdef object _EncodeFailure = _json.EncodeFailure

@@ -101,7 +101,6 @@ class Error:
 Frame = Union[Notification, Error]
 
 
-
 class _UnsealedNotification:
     """Notification's layout without its guard: decode fills one, then makes it a Notification.
 

@@ -40,7 +40,7 @@ cdef inline object body_of(const char* data, Py_ssize_t size):
     return PyMemoryView_FromMemory(<char*>data + 1, size - 1, PyBUF_READ)
 
 
-cdef inline object new_shared_view(bint parser_is_orjson):
+cdef inline object new_shared_view(bint parser_reads_at_once):
     """A read-only memoryview that parse_body points at each body in turn; None where that is unsafe.
 
     Reusing one view costs no allocation, where a copy or a fresh view costs one or
@@ -53,7 +53,7 @@ cdef inline object new_shared_view(bint parser_is_orjson):
     A parser written in Python may switch threads mid-read, and a free-threaded
     build has no GIL; both get None, and parse_body copies.
     """
-    if not (GIL_BUILD and parser_is_orjson):
+    if not (GIL_BUILD and parser_reads_at_once):
         return None
     return PyMemoryView_FromMemory(<char*>b"", 0, PyBUF_READ)
 
