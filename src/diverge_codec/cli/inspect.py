@@ -1,10 +1,4 @@
-"""``diverge-codec``: inspect captures, encode frames from JSON Lines, run the benchmark.
-
-An adapter over the sans-IO codec, checkers and stream envelope: all the reading
-and writing of files happens here. Bad input is one clear line on stderr and a
-non-zero exit, never a traceback: 0 a valid capture, 1 an invalid one, 2 bad usage
-or unreadable input.
-"""
+"""``diverge-codec inspect``: list a capture's frames and check its sequence."""
 
 from __future__ import annotations
 
@@ -14,20 +8,13 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import IO, Any
 
-from . import IMPLEMENTATION, __version__, mcp_notifications, samples, stream, tools_begin
-from ._model import ErrorData, ProviderError
-from .errors import DecodeError, RemoteProtocolError, StreamError
-from .sequence import McpNotificationsChecker, State, ToolsBeginChecker
+from .. import samples, stream
+from .._model import ErrorData
+from ..errors import DecodeError, RemoteProtocolError, StreamError
+from ..sequence import McpNotificationsChecker, State, ToolsBeginChecker
+from ._common import CHANNELS, UsageError, read_input
 
-CHANNELS = {"tools-begin": tools_begin, "mcp-notifications": mcp_notifications}
 PROGRESS_EVERY = 50_000
-
-
-class UsageError(Exception):
-    """Input the tool cannot read: reported as one line, exit 2."""
-
-
-# ---- inspect -----------------------------------------------------------------
 
 
 def _clip(text: str, width: int = 60) -> str:
@@ -110,16 +97,6 @@ def render(report: dict[str, Any], title: str) -> str:
     return "\n".join(lines)
 
 
-def _read_input(name: str) -> bytes:
-    if name == "-":
-        return sys.stdin.buffer.read()
-    try:
-        with open(name, "rb") as file:
-            return file.read()
-    except OSError as error:
-        raise UsageError(f"cannot read {name}: {error.strerror or error}") from None
-
-
 def _hex_payloads(data: bytes) -> list[bytes]:
     payloads = []
     for number, line in enumerate(data.decode("ascii", errors="replace").splitlines(), 1):
@@ -146,7 +123,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     else:
         if args.channel is None:
             raise UsageError("--channel is required with a FILE")
-        data = _read_input(args.file)
+        data = read_input(args.file)
         verdict_of_stream = None
         if args.hex:
             payloads: list[Any] = _hex_payloads(data)
@@ -180,113 +157,7 @@ def _whole_prefix(data: bytes, limit: int) -> int:
     return at
 
 
-# ---- encode ------------------------------------------------------------------
-
-
-def frame_from_line(channel: str, line: dict[str, Any]) -> Any:
-    """One JSON Lines description into a frame of the chosen implementation."""
-    variant = line.get("variant")
-    if channel == "tools-begin":
-        tb = tools_begin
-        if variant == "begun":
-            return tb.Begun(line.get("secrets", {}))
-        if variant == "error":
-            error = dict(line.get("error", {}))
-            return tb.Error(ProviderError(error.pop("message", ""), **error))
-        if variant == "active":
-            return tb.ACTIVE
-        if variant == "inactive":
-            return tb.Inactive(line.get("values", {}))
-        raise UsageError(f"unknown tools-begin variant {variant!r}: expected begun, error, active or inactive")
-    mn = mcp_notifications
-    if variant == "notification":
-        return mn.Notification(line.get("notification", {}))
-    if variant == "error":
-        error = line.get("error", {})
-        return mn.Error(ErrorData(error.get("code", 0), error.get("message", ""), error.get("data")))
-    raise UsageError(f"unknown mcp-notifications variant {variant!r}: expected notification or error")
-
-
-def cmd_encode(args: argparse.Namespace) -> int:
-    data = _read_input(args.file)
-    codec = CHANNELS[args.channel]
-    payloads = []
-    for number, text in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-        if not text.strip():
-            continue
-        try:
-            line = json.loads(text)
-            if not isinstance(line, dict):
-                raise UsageError("expected a JSON object")
-            payloads.append(codec.encode(frame_from_line(args.channel, line)))
-        except (ValueError, TypeError, UsageError) as error:
-            reason = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
-            raise UsageError(f"line {number}: {reason}") from None
-    if args.hex:
-        output = "".join(payload.hex() + "\n" for payload in payloads).encode()
-    else:
-        output = samples.capture(payloads)
-    if args.output in (None, "-"):
-        sys.stdout.buffer.write(output)
-        sys.stdout.buffer.flush()
-    else:
-        try:
-            with open(args.output, "wb") as file:
-                file.write(output)
-        except OSError as error:
-            raise UsageError(f"cannot write {args.output}: {error.strerror or error}") from None
-    return 0
-
-
-# ---- bench -------------------------------------------------------------------
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    try:
-        from . import _bench
-    except ImportError:
-        raise UsageError("bench needs orjson, the baseline it measures against") from None
-    implementations = ("cython", "python") if IMPLEMENTATION == "cython" else ("python",)
-    rows = _bench.ratio_table(implementations, budget_s=0.05 if args.quick else 0.2)
-    print(_bench.render(rows))
-    if args.plot:
-        plot(rows, args.plot)
-        print(f"plot written to {args.plot}")
-    return 0
-
-
-def plot(rows: list[dict[str, Any]], path: str) -> None:
-    try:
-        import matplotlib  # type: ignore[import-not-found,unused-ignore]
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        raise UsageError("--plot needs matplotlib: pip install 'diverge-codec[plot]'") from None
-    rated = [row for row in rows if row["ratio"] is not None]
-    cases = list(dict.fromkeys(row["case"] for row in rated))
-    figure, axes = plt.subplots(figsize=(9, 0.5 * len(cases) + 1.5))
-    height = 0.38
-    for offset, implementation in enumerate(dict.fromkeys(row["implementation"] for row in rated)):
-        ratios = {row["case"]: row["ratio"] for row in rated if row["implementation"] == implementation}
-        axes.barh([i + offset * height for i in range(len(cases))], [ratios.get(c, 0) for c in cases], height, label=implementation)
-    axes.axvline(1.0, color="black", linewidth=0.8)
-    axes.set_yticks([i + height / 2 for i in range(len(cases))], cases)
-    axes.invert_yaxis()
-    axes.set_xlabel("time relative to the bare baseline (1.0 = the same)")
-    axes.legend()
-    figure.tight_layout()
-    figure.savefig(path)
-
-
-# ---- main --------------------------------------------------------------------
-
-
-def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="diverge-codec", description=__doc__.split("\n\n")[0])
-    top.add_argument("--version", action="version", version=f"diverge-codec {__version__} ({IMPLEMENTATION})")
-    commands = top.add_subparsers(dest="command", required=True)
-
+def register(commands: Any) -> None:
     inspect = commands.add_parser("inspect", help="list a capture's frames and check its sequence")
     inspect.add_argument("file", nargs="?", metavar="FILE|-", help="a capture; none: the built-in sample sessions")
     inspect.add_argument("--channel", choices=list(CHANNELS), help="the channel the capture is of")
@@ -296,34 +167,3 @@ def parser() -> argparse.ArgumentParser:
     inspect.add_argument("--allow-late-error", action="store_true", help="mcp-notifications: accept one Error after notifications")
     inspect.add_argument("--max-record", type=int, default=stream.DEFAULT_MAX_RECORD, help="largest record accepted, in bytes")
     inspect.set_defaults(run=cmd_inspect)
-
-    encode = commands.add_parser("encode", help="JSON Lines describing frames in, a capture out")
-    encode.add_argument("file", nargs="?", default="-", metavar="FILE|-")
-    encode.add_argument("--channel", choices=list(CHANNELS), required=True)
-    encode.add_argument("--hex", action="store_true", help="write one payload a line in hex")
-    encode.add_argument("-o", "--output", help="where to write (default: standard output)")
-    encode.set_defaults(run=cmd_encode)
-
-    bench = commands.add_parser("bench", help="the main benchmarks, as ratios against bare orjson")
-    bench.add_argument("--quick", action="store_true", help="shorter timing loops")
-    bench.add_argument("--plot", metavar="FILE.png", help="draw the ratios (needs the plot extra)")
-    bench.set_defaults(run=cmd_bench)
-    return top
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    try:
-        return int(args.run(args))
-    except UsageError as error:
-        print(f"diverge-codec: {error}", file=sys.stderr)
-        return 2
-    except (ValueError, TypeError) as error:
-        print(f"diverge-codec: {type(error).__name__}: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
