@@ -3,8 +3,14 @@
 The stdlib path exists for interpreters orjson does not serve (PyPy). It is made to
 accept and refuse exactly the documents orjson does: NaN and Infinity refused, numbers
 that overflow a double refused, integers outside [-2**63, 2**64) read as floats, invalid
-UTF-8, a BOM and lone surrogates refused, nesting past 1024 refused. Its messages say the
-same thing in the stdlib's words, and may differ from orjson's.
+UTF-8, a BOM and lone surrogate escapes refused (an overwritten duplicate member's too),
+nesting past 1024 refused. Its parse messages say the same thing in the stdlib's words.
+
+Writing has one contract whatever the backend (``encode_problem``): exactly the types
+decode gives back (dict with str keys, list, str, int in [-2**63, 2**64), finite float,
+bool, None), at most 254 levels deep (orjson's limit), no lone surrogate. Anything else,
+subclasses and the types orjson would write on its own (Enum, UUID, datetime, dataclass,
+Fragment) included, is refused with the same message on both, before the backend runs.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ class StdlibDecodeFailure(ValueError):
 
 
 class StdlibEncodeFailure(TypeError):
-    """The stdlib path's encode failure, a TypeError as orjson's is."""
+    """A value refused for writing (encode_problem's phrase), on either backend: a TypeError as orjson's is."""
 
 
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -89,21 +95,33 @@ def _allow_recursion_for(depth: int) -> None:
         sys.setrecursionlimit(needed)
 
 
-def _has_surrogate(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
+_SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
+_ESCAPES = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+
+
+def _lone_surrogate(text: str) -> int:
+    """The position of a lone surrogate escape in a parsed document's text, or -1.
+
+    Read from the text, not the value: a duplicate member that overwrote one must not
+    hide it (orjson refuses the document). Escapes are tokenized left to right, so an
+    escaped backslash before ``u`` is no escape; outside strings a parsed document has none.
+    """
+    if _SURROGATE_HINT.search(text) is None:
+        return -1
+    pending = -1  # where a high surrogate escape ended, awaiting its low half right there
+    for match in _ESCAPES.finditer(text):
+        digits = match.group(1)
+        code = int(digits, 16) if digits else -1
+        if pending >= 0:
+            if match.start() == pending and 0xDC00 <= code <= 0xDFFF:
+                pending = -1
+                continue
+            return pending - 6
+        if 0xD800 <= code <= 0xDBFF:
+            pending = match.end()
+        elif 0xDC00 <= code <= 0xDFFF:
+            return match.start()
+    return pending - 6 if pending >= 0 else -1
 
 
 def stdlib_loads(data: bytes | bytearray | memoryview) -> Any:
@@ -134,43 +152,98 @@ def stdlib_loads(data: bytes | bytearray | memoryview) -> Any:
         reason, position = "depth limit exceeded", 0
     if reason:
         raise StdlibDecodeFailure(reason, position)
-    if _has_surrogate(value):
-        raise StdlibDecodeFailure("lone surrogate in string", 0)
+    lone = _lone_surrogate(text)
+    if lone >= 0:
+        raise StdlibDecodeFailure("lone surrogate in string", lone)
     return value
 
 
-def _check_encodable(value: Any) -> None:
-    """Refuse what orjson refuses and the stdlib would write: non-str keys, wide ints."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if not all(isinstance(key, str) for key in item):
-                raise StdlibEncodeFailure("Dict key must be str")
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif isinstance(item, int) and not isinstance(item, bool):
-            if not _INT_MIN <= item <= _INT_MAX:
-                raise StdlibEncodeFailure("Integer exceeds 64-bit range")
+ENCODE_MAX_DEPTH = 254
+"""orjson's writing limit: 254 levels of arrays and objects are written, 255 refused."""
+
+NOT_FINITE = "Float is NaN or Infinity, which JSON cannot carry"
+TOO_DEEP = f"Recursion limit reached: nested deeper than {ENCODE_MAX_DEPTH} levels"
+INT_RANGE = "Integer exceeds 64-bit range"
+SURROGATE = "str is not valid UTF-8: surrogates not allowed"
+KEY_NOT_STR = "Dict key must be str, not {kind}"
+NOT_A_JSON_TYPE = "Type is not JSON serializable: {kind}"
+"""Why a value is refused for writing, in orjson's words where it has them: fixed phrases and a type's name, never the value."""
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def encode_problem(value: Any, depth: int = 1) -> str | None:
+    """Why ``value`` cannot be written as JSON that decode reads back equal, or None.
+
+    Exact types only: decode gives back exact dicts, lists, str, int, float, bool and
+    None, so a subclass, a tuple, an Enum member or anything orjson writes on its own
+    would not come back equal. Document order, first problem wins: the compiled twin
+    (``_values.pxd``) walks alike, so both cores and both backends say the same.
+    """
+    kind = type(value)
+    if kind is str:
+        return None if value.isascii() or _utf8(value) else SURROGATE
+    if kind is int:
+        return None if _INT_MIN <= value <= _INT_MAX else INT_RANGE
+    if kind is float:
+        return None if value - value == 0.0 else NOT_FINITE  # inf - inf and nan - nan are nan
+    if value is None or kind is bool:
+        return None
+    if kind is dict:
+        if depth > ENCODE_MAX_DEPTH:
+            return TOO_DEEP
+        for key, item in value.items():
+            if type(key) is not str:
+                return KEY_NOT_STR.format(kind=type(key).__name__)
+            if not (key.isascii() or _utf8(key)):
+                return SURROGATE
+            problem = encode_problem(item, depth + 1)
+            if problem is not None:
+                return problem
+        return None
+    if kind is list:
+        if depth > ENCODE_MAX_DEPTH:
+            return TOO_DEEP
+        for item in value:
+            problem = encode_problem(item, depth + 1)
+            if problem is not None:
+                return problem
+        return None
+    return NOT_A_JSON_TYPE.format(kind=kind.__name__)
 
 
 def stdlib_dumps(value: Any) -> bytes:
-    """Write compact UTF-8 JSON as orjson would, with the stdlib."""
-    _check_encodable(value)
-    reason = ""
-    try:
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        return text.encode("utf-8")
-    except (TypeError, ValueError, UnicodeEncodeError, RecursionError) as error:
-        reason = type(error).__name__
-    raise StdlibEncodeFailure(f"value is not JSON serializable ({reason})")
+    """Write compact UTF-8 JSON, with the stdlib; what encode_problem refuses is refused."""
+    problem = encode_problem(value)
+    if problem is not None:
+        raise StdlibEncodeFailure(problem)
+    return _stdlib_write(value)
+
+
+def _stdlib_write(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _orjson_dumps(value: Any) -> bytes:
+    """orjson.dumps behind the same contract: NaN would be written null, an Enum as its value."""
+    problem = encode_problem(value)
+    if problem is not None:
+        raise StdlibEncodeFailure(problem)
+    return orjson.dumps(value)
 
 
 loads: Callable[[Any], Any]
 dumps: Callable[[Any], bytes]
+"""Writes what encode_problem accepts, else raises EncodeFailure with its phrase: either backend."""
+raw_dumps: Callable[[Any], bytes]
+"""The backend's own writer, for a caller that has run encode_problem (or its compiled twin) first."""
 DecodeFailure: type[Exception]
-EncodeFailure: type[Exception]
 BACKEND: str
 
 try:
@@ -178,12 +251,14 @@ try:
         raise ImportError("stdlib JSON forced")
     import orjson
 except ImportError:
-    loads, dumps = stdlib_loads, stdlib_dumps
-    DecodeFailure, EncodeFailure = StdlibDecodeFailure, StdlibEncodeFailure
+    loads, dumps, raw_dumps = stdlib_loads, stdlib_dumps, _stdlib_write
+    DecodeFailure = StdlibDecodeFailure
+    EncodeFailure: tuple[type[Exception], ...] = (StdlibEncodeFailure,)
     BACKEND = "json"
 else:
-    loads, dumps = orjson.loads, orjson.dumps
-    DecodeFailure, EncodeFailure = orjson.JSONDecodeError, orjson.JSONEncodeError
+    loads, dumps, raw_dumps = orjson.loads, _orjson_dumps, orjson.dumps
+    DecodeFailure = orjson.JSONDecodeError
+    EncodeFailure = (StdlibEncodeFailure, orjson.JSONEncodeError)
     BACKEND = "orjson"
 
 

@@ -16,10 +16,24 @@ from libc.string cimport memcmp, memcpy
 cdef extern from "Python.h":
     PyObject* PyDict_GetItemWithError(object mp, object key) except? NULL
 
+from cpython.dict cimport PyDictProxy_New
+
 from diverge_codec._payload cimport new_shared_view, parse_body, payload_owner, tagged
+from diverge_codec._values cimport encodable
 
 from diverge_codec import _json, errors
-from diverge_codec._model import ErrorData, Refused, error_data_from_json, notification_problem, repr_notification
+from diverge_codec._model import (
+    ErrorData,
+    Refused,
+    error_data_from_json,
+    immutable_error,
+    never_initialised,
+    notification_from,
+    notification_problem,
+    repr_error,
+    repr_notification,
+    unset_attribute,
+)
 from diverge_codec._model import McpNotificationsTag as Tag
 from diverge_codec.errors import McpNotificationsBodyParseError as BodyParseError
 from diverge_codec.errors import McpNotificationsEmptyFrameError as EmptyFrameError
@@ -37,7 +51,8 @@ __all__ = [
 
 cdef object _loads = _json.loads
 cdef object _body_view = new_shared_view(_json.VIEW_READ_AT_ONCE)
-cdef object _dumps = _json.dumps
+cdef object _raw_dumps = _json.raw_dumps
+cdef object _encode_problem = _json.encode_problem
 cdef object _DecodeFailure = _json.DecodeFailure
 cdef object _EncodeFailure = _json.EncodeFailure
 cdef object _failure_reason = _json.failure_reason
@@ -56,34 +71,56 @@ cdef str _META_INVALID = errors.META_INVALID
 @cython.final
 @cython.freelist(64)
 cdef class Notification:
-    """One notification, every member as the server sent it (``_meta`` and ``jsonrpc`` too). Tag 0."""
+    """One notification, every member as the server sent it (``_meta`` and ``jsonrpc`` too). Tag 0.
 
-    cdef readonly dict notification
-    cdef readonly str method
+    ``notification`` is a read-only view; the members inside it (``params``) are the
+    caller's, and encode checks the whole notification again.
+    """
+
+    cdef dict _notification
+    cdef str _method
     __match_args__ = ("notification",)
     tag = Tag.NOTIFICATION
 
     def __init__(self, notification):
-        problem = notification_problem(notification)
-        if problem is not None:
-            raise (TypeError if problem is errors.NOT_AN_OBJECT else ValueError)(
-                f"Notification: {problem}"
-            )
-        self.notification = dict(notification)
-        self.method = self.notification["method"]
+        if self._method is not None:
+            raise immutable_error(self)
+        copied = notification_from(notification)
+        if type(copied) is not dict:
+            raise copied
+        self._notification = copied
+        self._method = copied["method"]
+
+    def __setattr__(self, name, value):
+        raise immutable_error(self)
+
+    def __delattr__(self, name):
+        raise immutable_error(self)
+
+    @property
+    def notification(self):
+        if self._notification is None:
+            raise unset_attribute(self, "notification")
+        return PyDictProxy_New(self._notification)
+
+    @property
+    def method(self):
+        if self._method is None:
+            raise unset_attribute(self, "method")
+        return self._method
 
     def __eq__(self, other):
         if type(other) is not Notification:
             return NotImplemented
-        return self.notification == (<Notification>other).notification
+        return self._notification == (<Notification>other)._notification
 
     __hash__ = None
 
     def __repr__(self):
-        return repr_notification(self.method, self.notification)
+        return repr_notification(self._method, self._notification)
 
     def __reduce__(self):
-        return Notification, (self.notification,)
+        return Notification, (self.notification if self._notification is None else self._notification,)
 
 
 @cython.final
@@ -91,24 +128,38 @@ cdef class Notification:
 cdef class Error:
     """The stream ended early, and this is why: rmcp's ErrorData. Tag 1."""
 
-    cdef readonly object error
+    cdef object _error
     __match_args__ = ("error",)
     tag = Tag.ERROR
 
     def __init__(self, error):
+        if self._error is not None:
+            raise immutable_error(self)
         if type(error) is not ErrorData:
             raise TypeError(f"Error takes an ErrorData, not {type(error).__name__}")
-        self.error = error
+        self._error = error
+
+    def __setattr__(self, name, value):
+        raise immutable_error(self)
+
+    def __delattr__(self, name):
+        raise immutable_error(self)
+
+    @property
+    def error(self):
+        if self._error is None:
+            raise unset_attribute(self, "error")
+        return self._error
 
     def __eq__(self, other):
         if type(other) is not Error:
             return NotImplemented
-        return self.error == (<Error>other).error
+        return self._error == (<Error>other)._error
 
     __hash__ = None
 
     def __repr__(self):
-        return f"Error(error={self.error!r})"
+        return repr_error(self._error)
 
     def __reduce__(self):
         return Error, (self.error,)
@@ -159,13 +210,13 @@ cdef object _decode(object payload):
                     reason = _params_problem(<dict>parsed)
                     if reason is None:
                         notification = Notification.__new__(Notification)
-                        notification.notification = <dict>parsed
-                        notification.method = <str>method
+                        notification._notification = <dict>parsed
+                        notification._method = <str>method
                         return notification
         else:
             try:
                 error = Error.__new__(Error)
-                error.error = error_data_from_json(parsed)
+                error._error = error_data_from_json(parsed)
                 return error
             except Refused as refused:
                 reason = refused.reason
@@ -194,18 +245,31 @@ def decode_many(payloads):
 
 
 cdef bytes _body(object frame):
+    """The JSON of a frame: a notification's shape checked again (its params may have changed), then the one writing contract."""
     cdef object kind = type(frame)
+    cdef object body
     cdef object reason = None
-    try:
-        if kind is Notification:
-            return _dumps((<Notification>frame).notification)
-        if kind is Error:
-            return _dumps((<Error>frame).error.to_json())
-    except _EncodeFailure as problem:
-        reason = _failure_reason(problem)
-    if reason is not None:
-        raise errors.EncodeError(f"mcp notifications {kind.__name__} could not be encoded: {reason}")
-    raise TypeError(f"not an mcp notifications response frame: {kind.__name__}")
+    if kind is Notification:
+        body = (<Notification>frame)._notification
+        if body is not None:
+            reason = notification_problem(body)
+    elif kind is Error:
+        body = (<Error>frame)._error
+        if body is not None:
+            body = body.to_json()
+    else:
+        raise TypeError(f"not an mcp notifications response frame: {kind.__name__}")
+    if body is None:
+        raise never_initialised(_CHANNEL, frame)
+    if reason is None:
+        if encodable(body, 1):
+            try:
+                return _raw_dumps(body)
+            except _EncodeFailure as problem:
+                reason = _failure_reason(problem)
+        else:
+            reason = _encode_problem(body) or "refused"
+    raise errors.EncodeError(f"mcp notifications {kind.__name__} could not be encoded: {reason}")
 
 
 def encode(frame):

@@ -17,11 +17,17 @@ from ._model import (
     Mode,
     ProviderError,
     Refused,
+    _immutable,
+    _slot,
+    _view,
     as_bytes,
     declaration,
     declaration_from_json,
+    immutable_error,
+    never_initialised,
     provider_error_from_json,
     repr_begun,
+    repr_error,
     repr_inactive,
     values_from,
 )
@@ -43,35 +49,42 @@ _EMPTY: Mapping[str, Any] = {}
 _CHANNEL = "tools begin"
 
 
-def _frozen(self: object, name: str, value: object = None) -> None:
-    raise AttributeError(f"{type(self).__name__} is immutable")
-
-
 class Begun:
-    """The connection has begun; these are the secrets the program takes, by name, in order. Tag 0."""
+    """The connection has begun; these are the secrets the program takes, by name, in order. Tag 0.
 
-    __slots__ = ("secrets",)
+    ``secrets`` is a read-only view (name to Mode).
+    """
+
+    __slots__ = ("_secrets",)
     __match_args__ = ("secrets",)
     tag = Tag.BEGUN
-    secrets: dict[str, Mode]
+    _secrets: dict[str, Mode]
 
     def __init__(self, secrets: Mapping[str, Mode | str] = _EMPTY) -> None:
-        object.__setattr__(self, "secrets", declaration(secrets))
+        declared = declaration(secrets) if _slot(self, "_secrets") is None else immutable_error(self)
+        if type(declared) is not dict:
+            secrets = None  # type: ignore[assignment]  # a traceback's captured locals show no value
+            raise declared  # type: ignore[misc]
+        object.__setattr__(self, "_secrets", declared)
 
-    __setattr__ = __delattr__ = _frozen
+    __setattr__ = __delattr__ = _immutable
+
+    @property
+    def secrets(self) -> Mapping[str, Mode]:
+        return _view(self, "_secrets", "secrets")
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Begun:
             return NotImplemented
-        return self.secrets == other.secrets
+        return _slot(self, "_secrets") == _slot(other, "_secrets")
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return repr_begun(self.secrets)
+        return repr_begun(_slot(self, "_secrets"))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return Begun, (self.secrets,)
+        return Begun, (self._secrets,)
 
 
 class Error:
@@ -83,21 +96,23 @@ class Error:
     error: ProviderError
 
     def __init__(self, error: ProviderError) -> None:
+        if _slot(self, "error") is not None:
+            raise immutable_error(self)
         if type(error) is not ProviderError:
             raise TypeError(f"Error takes a ProviderError, not {type(error).__name__}")
         object.__setattr__(self, "error", error)
 
-    __setattr__ = __delattr__ = _frozen
+    __setattr__ = __delattr__ = _immutable
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Error:
             return NotImplemented
-        return self.error == other.error
+        return _slot(self, "error") == _slot(other, "error")
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"Error(error={self.error!r})"
+        return repr_error(_slot(self, "error"))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return Error, (self.error,)
@@ -106,46 +121,57 @@ class Error:
 class Inactive:
     """The last exchange was answered; these are the rotating secrets, by name. Tag 3.
 
-    The repr names the secrets and never shows a value.
+    ``values`` is a read-only view; the values inside it are the caller's, and encode
+    checks them again. The repr names the secrets and never shows a value.
     """
 
-    __slots__ = ("values",)
+    __slots__ = ("_values",)
     __match_args__ = ("values",)
     tag = Tag.INACTIVE
-    values: dict[str, Any]
+    _values: dict[str, Any]
 
     def __init__(self, values: Mapping[str, Any]) -> None:
-        object.__setattr__(self, "values", values_from(values))
+        copied = values_from(values) if _slot(self, "_values") is None else immutable_error(self)
+        if type(copied) is not dict:
+            values = None  # type: ignore[assignment]  # a traceback's captured locals show no value
+            raise copied  # type: ignore[misc]
+        object.__setattr__(self, "_values", copied)
 
-    __setattr__ = __delattr__ = _frozen
+    __setattr__ = __delattr__ = _immutable
+
+    @property
+    def values(self) -> Mapping[str, Any]:
+        return _view(self, "_values", "values")
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Inactive:
             return NotImplemented
-        return self.values == other.values
+        return _slot(self, "_values") == _slot(other, "_values")
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return repr_inactive(self.values)
+        return repr_inactive(_slot(self, "_values"))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return Inactive, (self.values,)
+        return Inactive, (self._values,)
 
 
 Frame = Union[Begun, Error, Active, Inactive]
 
 _new = object.__new__
-_set_secrets = Begun.secrets.__set__  # type: ignore[attr-defined,misc]
+_set_secrets = Begun._secrets.__set__  # type: ignore[attr-defined,misc]
 _set_error = Error.error.__set__  # type: ignore[attr-defined,misc]
-_set_values = Inactive.values.__set__  # type: ignore[attr-defined,misc]
+_set_values = Inactive._values.__set__  # type: ignore[attr-defined,misc]
 
 
 def decode(payload: bytes | bytearray | memoryview, /) -> Frame:
     """Read one tools-begin response payload. Raises a FrameError subclass, never quoting the payload."""
     data = payload if type(payload) is bytes else as_bytes(payload)
     if data is None:
-        raise errors.payload_type_error(_CHANNEL, payload)
+        failure: Exception = errors.payload_type_error(_CHANNEL, payload)
+        payload = None  # type: ignore[assignment]  # a traceback's captured locals show no value
+        raise failure
     if not data:
         raise EmptyFrameError()
     tag = data[0]
@@ -153,7 +179,6 @@ def decode(payload: bytes | bytearray | memoryview, /) -> Frame:
         return ACTIVE
     if tag > 3:
         raise UnknownTagError(tag)
-    failure: type[FrameError]
     reason = ""
     try:
         parsed = _json.loads(data[1:] if len(data) <= _json.VIEW_FROM else memoryview(data)[1:])  # no second copy
@@ -176,26 +201,35 @@ def decode(payload: bytes | bytearray | memoryview, /) -> Frame:
             return frame
         except Refused as refused:
             reason = refused.reason
-    failure = BegunParseError if tag == 0 else InactiveParseError if tag == 3 else ErrorParseError
-    raise failure(reason)
+    payload = data = parsed = None  # type: ignore[assignment]  # a traceback's captured locals show no value
+    raise (BegunParseError if tag == 0 else InactiveParseError if tag == 3 else ErrorParseError)(reason)
+
+
+_TAGS = {Begun: b"\x00", Error: b"\x01", Inactive: b"\x03"}
 
 
 def _body(frame: Frame) -> bytes:
+    """The JSON of a frame, by the one writing contract (``_json.encode_problem``)."""
     kind = type(frame)
+    if kind is Inactive:
+        body: Any = _slot(frame, "_values")
+    elif kind is Begun:
+        secrets = _slot(frame, "_secrets")
+        body = secrets if secrets is None else {"secrets": {k: m.value for k, m in secrets.items()}} if secrets else {}
+    elif kind is Error:
+        error = _slot(frame, "error")
+        body = error if error is None else error.to_json()
+    else:
+        raise TypeError(f"not a tools begin response frame: {kind.__name__}")
+    if body is None:
+        raise never_initialised(_CHANNEL, frame)
     reason = ""
     try:
-        if kind is Inactive:
-            return _json.dumps(frame.values)  # type: ignore[union-attr]
-        if kind is Begun:
-            secrets = frame.secrets  # type: ignore[union-attr]
-            return _json.dumps({"secrets": secrets} if secrets else {})
-        if kind is Error:
-            return _json.dumps(frame.error.to_json())  # type: ignore[union-attr]
+        return _json.dumps(body)
     except _json.EncodeFailure as problem:
         reason = _json.failure_reason(problem)
-    if reason:
-        raise errors.EncodeError(f"tools begin {kind.__name__} could not be encoded: {reason}")
-    raise TypeError(f"not a tools begin response frame: {kind.__name__}")
+    body = frame = None  # type: ignore[assignment]  # a traceback's captured locals show no value
+    raise errors.EncodeError(f"tools begin {kind.__name__} could not be encoded: {reason}")
 
 
 def encode(frame: Frame, /) -> bytes:
@@ -203,7 +237,7 @@ def encode(frame: Frame, /) -> bytes:
     if frame is ACTIVE:
         return b"\x02"
     body = _body(frame)
-    return bytes((frame.tag,)) + body
+    return _TAGS[type(frame)] + body
 
 
 def encode_into(frame: Frame, out: bytearray) -> None:
@@ -214,7 +248,7 @@ def encode_into(frame: Frame, out: bytearray) -> None:
         out.append(2)
         return
     body = _body(frame)
-    out.append(frame.tag)
+    out += _TAGS[type(frame)]
     out += body
 
 

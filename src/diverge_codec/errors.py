@@ -7,12 +7,30 @@ payload ever reaches an exception: not its message, args, attributes or chain.
 
 from __future__ import annotations
 
+from typing import Any
+
+
+class _Rebuilt:
+    """Mixin: pickles and copies with every attribute (``index``, ``__notes__`` too), not only its args.
+
+    An exception whose ``__init__`` takes other arguments than ``args`` cannot use
+    BaseException's pickling, which calls the class with ``args``; each names its own.
+    """
+
+    def _init_args(self) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), self._init_args(), dict(vars(self)) or None
+
 
 class DecodeError(ValueError):
-    """A payload that could not be read, on either channel."""
+    """A payload that could not be read, on either channel. ``tag``, ``reason`` and ``index`` are None where they do not apply."""
 
-    tag: int
-    reason: str
+    tag: int | None = None
+    """The unknown tag (UnknownTagError)."""
+    reason: str | None = None
+    """Why a body did not parse (the ParseErrors): a fixed phrase or the parser's, never a value."""
     index: int | None = None
     """Set by the batch calls: which payload of the batch failed."""
 
@@ -21,21 +39,27 @@ class EncodeError(TypeError):
     """A frame whose contents are not JSON (a set, a non-str key, an int past 64 bits)."""
 
 
+def _kind(obj: object) -> str:
+    """A type's name; a released memoryview says so (it is no payload, as any other non-buffer)."""
+    if type(obj) is memoryview:
+        try:
+            obj.nbytes
+        except ValueError:
+            return "memoryview (released)"
+    return type(obj).__name__
+
+
 def payload_type_error(channel: str, payload: object) -> TypeError:
     """The TypeError for a payload that is not bytes-like; it names the type, never the value."""
-    return TypeError(
-        f"{channel} payload must be bytes, bytearray or memoryview, not {type(payload).__name__}"
-    )
+    return TypeError(f"{channel} payload must be bytes, bytearray or memoryview, not {_kind(payload)}")
 
 
 def raw_json_type_error(function: str, raw: object) -> TypeError:
     """The TypeError for relay framing given something other than bytes-like JSON."""
-    return TypeError(
-        f"{function} takes bytes-like JSON (bytes, bytearray, memoryview), not {type(raw).__name__}"
-    )
+    return TypeError(f"{function} takes bytes-like JSON (bytes, bytearray, memoryview), not {_kind(raw)}")
 
 
-class _Empty:
+class _Empty(_Rebuilt):
     """Mixin: a payload of no bytes at all, so not even a tag."""
 
     channel = ""
@@ -43,11 +67,11 @@ class _Empty:
     def __init__(self) -> None:
         ValueError.__init__(self, f"{self.channel} response frame is empty")  # type: ignore[arg-type]
 
-    def __reduce__(self) -> tuple[type, tuple[()]]:
-        return type(self), ()
+    def _init_args(self) -> tuple[()]:
+        return ()
 
 
-class _UnknownTag:
+class _UnknownTag(_Rebuilt):
     """Mixin: a tag that is none of the channel's."""
 
     channel = ""
@@ -56,11 +80,11 @@ class _UnknownTag:
         ValueError.__init__(self, f"unknown {self.channel} response frame tag {tag}")  # type: ignore[arg-type]
         self.tag = tag
 
-    def __reduce__(self) -> tuple[type, tuple[int]]:
-        return type(self), (self.tag,)
+    def _init_args(self) -> tuple[int]:
+        return (self.tag,)  # type: ignore[attr-defined]
 
 
-class _DidNotParse:
+class _DidNotParse(_Rebuilt):
     """Mixin: a body that is not JSON, or not the variant's shape. ``reason`` says which."""
 
     prefix = ""
@@ -69,8 +93,8 @@ class _DidNotParse:
         ValueError.__init__(self, f"{self.prefix}: {reason}")  # type: ignore[arg-type]
         self.reason = reason
 
-    def __reduce__(self) -> tuple[type, tuple[str]]:
-        return type(self), (self.reason,)
+    def _init_args(self) -> tuple[str]:
+        return (self.reason,)  # type: ignore[attr-defined]
 
 
 # tools-begin ---------------------------------------------------------------
@@ -154,7 +178,7 @@ class SequenceError(Exception):
     """A channel's frames out of the order its page allows, or a state machine used out of turn."""
 
 
-class RemoteProtocolError(SequenceError):
+class RemoteProtocolError(_Rebuilt, SequenceError):
     """The peer broke a sequence rule. Names the rule and the frame by variant and position, never a value."""
 
     def __init__(self, channel: str, rule: object, index: int | None, variant: str, detail: str = "") -> None:
@@ -162,6 +186,10 @@ class RemoteProtocolError(SequenceError):
         text = f"{channel}: {where} breaks the rule: {getattr(rule, 'value', rule)}"
         super().__init__(text + (f" ({detail})" if detail else ""))
         self.channel, self.rule, self.index, self.variant = channel, rule, index, variant
+        self.detail = detail
+
+    def _init_args(self) -> tuple[Any, ...]:
+        return self.channel, self.rule, self.index, self.variant, self.detail
 
 
 class LocalProtocolError(SequenceError):
@@ -175,23 +203,23 @@ class StreamError(ValueError):
     """A byte stream of length-prefixed records that could not be split."""
 
 
-class RecordTooLargeError(StreamError):
+class RecordTooLargeError(_Rebuilt, StreamError):
     """A record's length prefix is over the limit; refused before anything is allocated for it."""
 
     def __init__(self, length: int, limit: int) -> None:
         super().__init__(f"record of {length} bytes is over the limit of {limit} bytes")
         self.length, self.limit = length, limit
 
-    def __reduce__(self) -> tuple[type, tuple[int, int]]:
-        return type(self), (self.length, self.limit)
+    def _init_args(self) -> tuple[int, int]:
+        return self.length, self.limit
 
 
-class TruncatedStreamError(StreamError):
+class TruncatedStreamError(_Rebuilt, StreamError):
     """The stream ended inside a record (or inside its length prefix)."""
 
     def __init__(self, missing: int, inside: str = "record") -> None:
         super().__init__(f"stream ended inside a {inside}: {missing} bytes missing")
         self.missing, self.inside = missing, inside
 
-    def __reduce__(self) -> tuple[type, tuple[int, str]]:
-        return type(self), (self.missing, self.inside)
+    def _init_args(self) -> tuple[int, str]:
+        return self.missing, self.inside
