@@ -94,7 +94,7 @@ cdef inline object payload_owner(object payload, const char** data, Py_ssize_t* 
     owner = None
     try:
         owner = memoryview(payload).tobytes()
-    except TypeError:
+    except (TypeError, ValueError, BufferError):  # not a buffer, a released view, a failed export
         pass
     if owner is None:
         return None

@@ -86,7 +86,10 @@ def server_notification(frame: mcp_notifications.Notification, *, allow_custom: 
     try:
         return model.model_validate(notification, by_name=False)
     except ValidationError as invalid:
-        raise NotificationModelError("invalid params", _problems(invalid)) from None
+        problems = _problems(invalid)
+    # Raised outside the except block: pydantic's error, whose text quotes values, is then
+    # not even the __context__ (``from None`` would only hide it from display).
+    raise NotificationModelError("invalid params", problems)
 
 
 def from_server_notification(model: sdk.ServerNotification | sdk.Notification[Any, Any]) -> mcp_notifications.Notification:
