@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import gc
 import subprocess
 import sys
@@ -258,3 +259,122 @@ def test_a_100_mb_body_costs_about_two_copies(mn, op, most):
     assert done.returncode == 0, done.stderr
     copies = float(done.stdout)
     assert 0.9 <= copies <= most, f"{op} of a 100 MB body peaked at {copies:.2f} copies"
+
+
+# Where error trackers look: TracebackException(capture_locals=True) reprs every local of
+# every frame between the catch and the raise. It must not fail (a half-built object's repr
+# did), and no local may show a payload's value.
+
+
+class Call:
+    """A call to make, with a repr that names nothing: the catching frame's locals hold only this."""
+
+    def __init__(self, function, *args, **kwargs):
+        self.function, self.args, self.kwargs = function, args, kwargs
+
+    def __repr__(self):
+        return "<call>"
+
+    def __call__(self):
+        return self.function(*self.args, **self.kwargs)
+
+
+def formatted_with_locals(call: Call) -> str:
+    import traceback
+
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 - every class is formatted
+        caught = error
+    else:
+        return ""  # a valid payload: nothing raised, nothing to format
+    text = "".join(traceback.TracebackException.from_exception(caught, capture_locals=True).format())
+    caught = None  # noqa: F841
+    return text
+
+
+def raising_paths(tb, mn):
+    """A call down every raising path a payload's or a caller's value goes through, a marker inside."""
+    calls = [Call(module.decode, bytes([tag]) + body) for module in (tb, mn) for tag in (0, 1, 3) for body in HOSTILE_BODIES[:12]]
+    calls += [
+        Call(mn.decode_many, [b'\x00{"method":"m"}', b'\x00{"method":1,"x":"' + M + b'"}']),
+        Call(tb.decode, M.decode()), Call(tb.frame_inactive, M.decode()),
+        Call(ProviderError, 3, k=MARKER), Call(ProviderError, MARKER, message=MARKER),
+        Call(ErrorData, MARKER, MARKER, MARKER), Call(ErrorData, 2**40, MARKER), Call(ErrorData, 1, 2, MARKER),
+        Call(tb.Begun, {"a": MARKER}), Call(tb.Begun, [MARKER]), Call(tb.Inactive, [MARKER]), Call(tb.Inactive, {1: MARKER}),
+        Call(tb.Error, MARKER), Call(mn.Error, MARKER), Call(mn.Notification, {"method": 1, "params": MARKER}),
+        Call(mn.Notification, {"method": "m", "params": {"_meta": MARKER}}),
+        Call(tb.encode, tb.Inactive({"a": [MARKER, float("nan")]})), Call(tb.encode, tb.Error(ProviderError("m", k={1: MARKER}))),
+        Call(mn.encode, mn.Notification({"method": "m", "params": {"a": MARKER, "b": 2**70}})),
+        Call(mn.encode, mn.Error(ErrorData(1, "m", [MARKER, float("inf")]))),
+    ]
+    return calls
+
+
+def test_captured_locals_format_and_show_no_value(pair):
+    tb, mn = pair
+    raised = 0
+    for call in raising_paths(tb, mn):
+        text = formatted_with_locals(call)
+        raised += bool(text)
+        assert MARKER not in text, text[-1500:]
+    assert raised >= 50
+
+
+def test_the_sdk_error_has_no_context_and_no_value():
+    mcp_sdk = pytest.importorskip("diverge_codec.mcp_sdk")
+    from diverge_codec import _mcp_notifications_py as mn
+
+    frame = mn.Notification({"method": "notifications/progress", "params": {"progressToken": [MARKER], "progress": MARKER}})
+    with pytest.raises(mcp_sdk.NotificationModelError) as caught:
+        mcp_sdk.server_notification(frame)
+    assert caught.value.__context__ is None and caught.value.__cause__ is None
+    assert_clean(caught.value)
+    unknown = mn.Notification({"method": "x/custom", "params": {"v": MARKER}})  # a method is shown by design
+    assert MARKER not in formatted_with_locals(Call(mcp_sdk.server_notification, unknown))
+    assert MARKER not in formatted_with_locals(Call(mcp_sdk.server_notification, frame))
+
+
+def _public_classes():
+    import importlib
+    import inspect
+
+    names = ["diverge_codec", "diverge_codec.errors", "diverge_codec.sequence", "diverge_codec.proxy", "diverge_codec.stream",
+             "diverge_codec.relay", "diverge_codec._model"] + [f"diverge_codec._{m}_{c}" for m in ("tools_begin", "mcp_notifications", "sequence", "stream") for c in IMPLEMENTATIONS]
+    seen: dict[str, type] = {}
+    for name in names:
+        module = importlib.import_module(name)
+        for attr in dir(module):
+            cls = getattr(module, attr)
+            if not attr.startswith("_") and inspect.isclass(cls) and cls.__module__.startswith("diverge_codec"):
+                seen.setdefault(f"{cls.__module__}.{cls.__qualname__}", cls)
+    return seen
+
+
+PUBLIC_CLASSES = _public_classes()
+# Half-built reprs that still fail, in modules this change does not touch (reported to the lead).
+# strict: each turns into a failure once it is fixed, so the list cannot go stale.
+NOT_YET = {
+    "diverge_codec._sequence_c.McpNotificationsChecker", "diverge_codec._sequence_c.ToolsBeginChecker",
+    "diverge_codec._sequence_py.McpNotificationsChecker", "diverge_codec._sequence_py.ToolsBeginChecker",
+    "diverge_codec._rules.Rule", "diverge_codec._rules.State", "diverge_codec.proxy.Phase", "diverge_codec.proxy.Step",
+    "diverge_codec.proxy.ToolContainerProxy", "diverge_codec._stream_c.RecordReader", "diverge_codec._stream_py.RecordReader",
+    "diverge_codec.relay.Outbox",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC_CLASSES))
+def test_a_half_built_object_has_a_repr(request, name):
+    if name in NOT_YET:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="half-built repr fails in a module outside this change"))
+    cls = PUBLIC_CLASSES[name]
+    made = 0
+    for make in (lambda: cls.__new__(cls), lambda: object.__new__(cls)):
+        try:
+            obj = make()
+        except TypeError:
+            continue  # this class cannot be half-built that way
+        made += 1
+        text = repr(obj)
+        assert isinstance(text, str) and MARKER not in text
+    assert made or issubclass(cls, enum.Enum), "no way to half-build it"

@@ -96,7 +96,9 @@ class Error:
         if _slot(self, "error") is not None:
             raise immutable_error(self)
         if type(error) is not ErrorData:
-            raise TypeError(f"Error takes an ErrorData, not {type(error).__name__}")
+            failure = TypeError(f"Error takes an ErrorData, not {type(error).__name__}")
+            error = None  # type: ignore[assignment]  # a traceback's captured locals show no value
+            raise failure
         object.__setattr__(self, "error", error)
 
     __setattr__ = __delattr__ = _immutable
@@ -147,6 +149,7 @@ def decode(payload: bytes | bytearray | memoryview, /) -> Frame:
         raise EmptyFrameError()
     tag = data[0]
     if tag > 1:
+        payload = data = None  # type: ignore[assignment]  # a traceback's captured locals show no value
         raise UnknownTagError(tag)
     reason = None
     try:
@@ -187,6 +190,7 @@ def decode_many(payloads: Iterable[bytes | bytearray | memoryview], /) -> list[F
             frames.append(decode(payload))
     except FrameError as failure:
         failure.index = index
+        payloads = payload = frames = None  # type: ignore[assignment]  # a traceback's captured locals show no value
         raise
     return frames
 
@@ -234,7 +238,9 @@ def frame_notification(raw_json: bytes | bytearray | memoryview, /) -> bytes:
         return b"\x00" + raw_json
     raw = as_bytes(raw_json)
     if raw is None:
-        raise errors.raw_json_type_error("frame_notification", raw_json)
+        failure = errors.raw_json_type_error("frame_notification", raw_json)
+        raw_json = None  # type: ignore[assignment]  # a traceback's captured locals show no value
+        raise failure
     return b"\x00" + raw
 
 

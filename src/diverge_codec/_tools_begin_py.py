@@ -99,7 +99,9 @@ class Error:
         if _slot(self, "error") is not None:
             raise immutable_error(self)
         if type(error) is not ProviderError:
-            raise TypeError(f"Error takes a ProviderError, not {type(error).__name__}")
+            failure = TypeError(f"Error takes a ProviderError, not {type(error).__name__}")
+            error = None  # type: ignore[assignment]  # a traceback's captured locals show no value
+            raise failure
         object.__setattr__(self, "error", error)
 
     __setattr__ = __delattr__ = _immutable
@@ -178,6 +180,7 @@ def decode(payload: bytes | bytearray | memoryview, /) -> Frame:
     if tag == 2:
         return ACTIVE
     if tag > 3:
+        payload = data = None  # type: ignore[assignment]  # a traceback's captured locals show no value
         raise UnknownTagError(tag)
     reason = ""
     try:
@@ -256,5 +259,7 @@ def frame_inactive(values_json: bytes | bytearray | memoryview, /) -> bytes:
     """Tag 3 and JSON this does not read: for a relay that carries the values unopened."""
     raw = values_json if type(values_json) is bytes else as_bytes(values_json)
     if raw is None:
-        raise errors.raw_json_type_error("frame_inactive", values_json)
+        failure = errors.raw_json_type_error("frame_inactive", values_json)
+        values_json = None  # type: ignore[assignment]  # a traceback's captured locals show no value
+        raise failure
     return b"\x03" + raw

@@ -62,6 +62,9 @@ class NotificationModelError(ValueError):
         self.reason = reason
         self.problems = problems
 
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles and copies with its own arguments, not its text
+        return type(self), (self.reason, self.problems), dict(vars(self)) or None
+
 
 def _problems(error: ValidationError) -> tuple[str, ...]:
     # Only the error type and the path's field names: never pydantic's input echo.
@@ -78,17 +81,19 @@ def server_notification(frame: mcp_notifications.Notification, *, allow_custom: 
     Read as the SDK's stdio transport reads the wire: by alias (``progressToken``).
     """
     model = _MODEL_BY_METHOD.get(frame.method)
+    if model is None and not allow_custom:
+        raise NotificationModelError("unknown method")
     notification = frame.notification
     if model is None:
-        if not allow_custom:
-            raise NotificationModelError("unknown method")
         model, notification = CustomNotification, {"params": None, **notification}
     try:
         return model.model_validate(notification, by_name=False)
     except ValidationError as invalid:
         problems = _problems(invalid)
     # Raised outside the except block: pydantic's error, whose text quotes values, is then
-    # not even the __context__ (``from None`` would only hide it from display).
+    # not even the __context__ (``from None`` would only hide it from display); and with
+    # the notification dropped, a traceback's captured locals show no value either.
+    notification = None
     raise NotificationModelError("invalid params", problems)
 
 
