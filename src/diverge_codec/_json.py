@@ -178,44 +178,51 @@ def _utf8(text: str) -> bool:
     return True
 
 
-def encode_problem(value: Any, depth: int = 1) -> str | None:
+def encode_problem(value: Any) -> str | None:
     """Why ``value`` cannot be written as JSON that decode reads back equal, or None.
 
     Exact types only: decode gives back exact dicts, lists, str, int, float, bool and
     None, so a subclass, a tuple, an Enum member or anything orjson writes on its own
-    would not come back equal. Document order, first problem wins: the compiled twin
-    (``_values.pxd``) walks alike, so both cores and both backends say the same.
+    would not come back equal. Depth first; in each object its keys, then its values.
+    The compiled cores walk alike in C (``_values.pxd``) and ask this for the phrase.
     """
     kind = type(value)
-    if kind is str:
-        return None if value.isascii() or _utf8(value) else SURROGATE
-    if kind is int:
-        return None if _INT_MIN <= value <= _INT_MAX else INT_RANGE
-    if kind is float:
-        return None if value - value == 0.0 else NOT_FINITE  # inf - inf and nan - nan are nan
-    if value is None or kind is bool:
-        return None
-    if kind is dict:
-        if depth > ENCODE_MAX_DEPTH:
-            return TOO_DEEP
-        for key, item in value.items():
+    if kind is dict or kind is list:
+        return _container_problem(value, 1)
+    return _container_problem([value], 0)
+
+
+def _container_problem(container: Any, depth: int) -> str | None:
+    # The hot loop of every pure encode: one call per container, the leaves inline.
+    if depth > ENCODE_MAX_DEPTH:
+        return TOO_DEEP
+    if type(container) is dict:
+        for key in container:
             if type(key) is not str:
                 return KEY_NOT_STR.format(kind=type(key).__name__)
-            if not (key.isascii() or _utf8(key)):
+            if not key.isascii() and not _utf8(key):
                 return SURROGATE
-            problem = encode_problem(item, depth + 1)
+        items = container.values()
+    else:
+        items = container
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and not _utf8(item):
+                return SURROGATE
+        elif kind is int:
+            if not _INT_MIN <= item <= _INT_MAX:
+                return INT_RANGE
+        elif kind is dict or kind is list:
+            problem = _container_problem(item, depth + 1)
             if problem is not None:
                 return problem
-        return None
-    if kind is list:
-        if depth > ENCODE_MAX_DEPTH:
-            return TOO_DEEP
-        for item in value:
-            problem = encode_problem(item, depth + 1)
-            if problem is not None:
-                return problem
-        return None
-    return NOT_A_JSON_TYPE.format(kind=kind.__name__)
+        elif kind is float:
+            if item - item != 0.0:  # inf - inf and nan - nan are nan
+                return NOT_FINITE
+        elif item is not None and kind is not bool:
+            return NOT_A_JSON_TYPE.format(kind=kind.__name__)
+    return None
 
 
 def stdlib_dumps(value: Any) -> bytes:
@@ -230,19 +237,45 @@ def _stdlib_write(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+def types_fit(container: Any, depth: int = 1) -> bool:
+    """The half of encode_problem orjson does not do itself: exact types, finite floats, the depth.
+
+    orjson refuses what is left (a non-str key, an int past 64 bits, a lone surrogate), so
+    on that backend this walk, cheaper than encode_problem's, is all a write needs first.
+    """
+    if depth > ENCODE_MAX_DEPTH:
+        return False
+    for item in container.values() if type(container) is dict else container:
+        kind = type(item)
+        if kind is str or kind is int or item is None or kind is bool:
+            continue
+        if kind is float:
+            if item - item != 0.0:  # inf - inf and nan - nan are nan
+                return False
+        elif kind is not dict and kind is not list or not types_fit(item, depth + 1):
+            return False
+    return True
+
+
 def _orjson_dumps(value: Any) -> bytes:
-    """orjson.dumps behind the same contract: NaN would be written null, an Enum as its value."""
-    problem = encode_problem(value)
-    if problem is not None:
-        raise StdlibEncodeFailure(problem)
-    return orjson.dumps(value)
+    """orjson.dumps behind the one contract (alone it would write NaN as null, an Enum as its value)."""
+    kind = type(value)
+    if types_fit(value) if kind is dict or kind is list else types_fit((value,), 0):
+        try:
+            return orjson.dumps(value)
+        except orjson.JSONEncodeError:
+            pass
+    raise StdlibEncodeFailure(encode_problem(value) or "refused")
 
 
 loads: Callable[[Any], Any]
 dumps: Callable[[Any], bytes]
 """Writes what encode_problem accepts, else raises EncodeFailure with its phrase: either backend."""
 raw_dumps: Callable[[Any], bytes]
-"""The backend's own writer, for a caller that has run encode_problem (or its compiled twin) first."""
+"""The backend's own writer, for a caller that has walked the value first (``_values.pxd``)."""
+BACKEND_REFUSES_THE_REST: bool
+"""Whether raw_dumps itself refuses non-str keys, ints past 64 bits and lone surrogates (orjson
+does), so that a walk before it need only check types_fit's half."""
 DecodeFailure: type[Exception]
 BACKEND: str
 
@@ -254,12 +287,12 @@ except ImportError:
     loads, dumps, raw_dumps = stdlib_loads, stdlib_dumps, _stdlib_write
     DecodeFailure = StdlibDecodeFailure
     EncodeFailure: tuple[type[Exception], ...] = (StdlibEncodeFailure,)
-    BACKEND = "json"
+    BACKEND, BACKEND_REFUSES_THE_REST = "json", False
 else:
     loads, dumps, raw_dumps = orjson.loads, _orjson_dumps, orjson.dumps
     DecodeFailure = orjson.JSONDecodeError
     EncodeFailure = (StdlibEncodeFailure, orjson.JSONEncodeError)
-    BACKEND = "orjson"
+    BACKEND, BACKEND_REFUSES_THE_REST = "orjson", True
 
 
 def _reads_views() -> bool:

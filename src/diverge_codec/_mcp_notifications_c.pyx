@@ -53,6 +53,7 @@ cdef object _loads = _json.loads
 cdef object _body_view = new_shared_view(_json.VIEW_READ_AT_ONCE)
 cdef object _raw_dumps = _json.raw_dumps
 cdef object _encode_problem = _json.encode_problem
+cdef bint _FULL_WALK = not _json.BACKEND_REFUSES_THE_REST
 cdef object _DecodeFailure = _json.DecodeFailure
 cdef object _EncodeFailure = _json.EncodeFailure
 cdef object _failure_reason = _json.failure_reason
@@ -249,10 +250,13 @@ cdef bytes _body(object frame):
     cdef object kind = type(frame)
     cdef object body
     cdef object reason = None
+    cdef PyObject* method
     if kind is Notification:
         body = (<Notification>frame)._notification
-        if body is not None:
-            reason = notification_problem(body)
+        if body is not None:  # decode's checks again, in C: the params may have changed since
+            method = PyDict_GetItemWithError(body, _METHOD)
+            if method is NULL or type(<object>method) is not str or _params_problem(<dict>body) is not None:
+                reason = notification_problem(body)
     elif kind is Error:
         body = (<Error>frame)._error
         if body is not None:
@@ -262,11 +266,11 @@ cdef bytes _body(object frame):
     if body is None:
         raise never_initialised(_CHANNEL, frame)
     if reason is None:
-        if encodable(body, 1):
+        if encodable(body, 1, _FULL_WALK):
             try:
                 return _raw_dumps(body)
-            except _EncodeFailure as problem:
-                reason = _failure_reason(problem)
+            except _EncodeFailure as problem:  # the backend refused what the walk leaves to it
+                reason = _encode_problem(body) or _failure_reason(problem)
         else:
             reason = _encode_problem(body) or "refused"
     raise errors.EncodeError(f"mcp notifications {kind.__name__} could not be encoded: {reason}")

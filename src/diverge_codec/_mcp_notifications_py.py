@@ -198,22 +198,30 @@ def decode_many(payloads: Iterable[bytes | bytearray | memoryview], /) -> list[F
 def _body(frame: Frame) -> bytes:
     """The JSON of a frame: a notification's shape checked again (its params may have changed), then the one writing contract."""
     kind = type(frame)
-    if kind is Notification:
-        body: Any = _slot(frame, "_notification")
-        reason = body is not None and notification_problem(body)
-    elif kind is Error:
-        error = _slot(frame, "error")
-        body, reason = (None if error is None else error.to_json()), None
-    else:
-        raise TypeError(f"not an mcp notifications response frame: {kind.__name__}")
-    if body is None:
-        raise never_initialised(_CHANNEL, frame)
-    if not reason:
+    reason = None
+    try:
+        if kind is Notification:
+            body: Any = frame._notification  # type: ignore[union-attr]
+            # notification_problem's rules, inlined as decode has them; it names what failed.
+            if not (type(body.get("method")) is str and (
+                (params := body.get("params")) is None
+                or (type(params) is dict and ((meta := params.get("_meta")) is None or type(meta) is dict))
+            )):
+                reason = notification_problem(body)
+        elif kind is Error:
+            body = frame.error  # type: ignore[union-attr]
+        else:
+            raise TypeError(f"not an mcp notifications response frame: {kind.__name__}")
+    except AttributeError:
+        raise never_initialised(_CHANNEL, frame) from None
+    if kind is Error:
+        body = body.to_json()
+    if reason is None:
         try:
             return _json.dumps(body)
         except _json.EncodeFailure as problem:
             reason = _json.failure_reason(problem)
-    body = frame = error = None  # a traceback's captured locals show no value
+    body = frame = params = meta = None  # a traceback's captured locals show no value
     raise errors.EncodeError(f"mcp notifications {kind.__name__} could not be encoded: {reason}")
 
 

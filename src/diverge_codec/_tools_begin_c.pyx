@@ -50,6 +50,7 @@ cdef object _loads = _json.loads
 cdef object _body_view = new_shared_view(_json.VIEW_READ_AT_ONCE)
 cdef object _raw_dumps = _json.raw_dumps
 cdef object _encode_problem = _json.encode_problem
+cdef bint _FULL_WALK = not _json.BACKEND_REFUSES_THE_REST
 cdef object _DecodeFailure = _json.DecodeFailure
 cdef object _EncodeFailure = _json.EncodeFailure
 cdef object _failure_reason = _json.failure_reason
@@ -242,11 +243,11 @@ def decode(payload):
 cdef bytes _dumped(object frame, object body):
     """body as JSON by the one writing contract: the walk in C, and the phrase from _json where it refuses."""
     cdef object reason = None
-    if encodable(body, 1):
+    if encodable(body, 1, _FULL_WALK):
         try:
             return _raw_dumps(body)
-        except _EncodeFailure as problem:
-            reason = _failure_reason(problem)
+        except _EncodeFailure as problem:  # the backend refused what the walk leaves to it
+            reason = _encode_problem(body) or _failure_reason(problem)
     else:
         reason = _encode_problem(body) or "refused"
     raise errors.EncodeError(f"tools begin {type(frame).__name__} could not be encoded: {reason}")

@@ -214,18 +214,20 @@ _TAGS = {Begun: b"\x00", Error: b"\x01", Inactive: b"\x03"}
 def _body(frame: Frame) -> bytes:
     """The JSON of a frame, by the one writing contract (``_json.encode_problem``)."""
     kind = type(frame)
-    if kind is Inactive:
-        body: Any = _slot(frame, "_values")
-    elif kind is Begun:
-        secrets = _slot(frame, "_secrets")
-        body = secrets if secrets is None else {"secrets": {k: m.value for k, m in secrets.items()}} if secrets else {}
-    elif kind is Error:
-        error = _slot(frame, "error")
-        body = error if error is None else error.to_json()
-    else:
-        raise TypeError(f"not a tools begin response frame: {kind.__name__}")
-    if body is None:
-        raise never_initialised(_CHANNEL, frame)
+    try:
+        if kind is Inactive:
+            body: Any = frame._values  # type: ignore[union-attr]
+        elif kind is Begun:
+            secrets = frame._secrets  # type: ignore[union-attr]
+            body = {"secrets": {name: mode.value for name, mode in secrets.items()}} if secrets else {}
+        elif kind is Error:
+            body = frame.error  # type: ignore[union-attr]
+        else:
+            raise TypeError(f"not a tools begin response frame: {kind.__name__}")
+    except AttributeError:
+        raise never_initialised(_CHANNEL, frame) from None
+    if kind is Error:
+        body = body.to_json()
     reason = ""
     try:
         return _json.dumps(body)
