@@ -266,7 +266,7 @@ cdef bytes _body(object frame):
     if body is None:
         raise never_initialised(_CHANNEL, frame)
     if reason is None:
-        if encodable(body, 1, _FULL_WALK):
+        if encodable(body, _FULL_WALK):
             try:
                 return _raw_dumps(body)
             except _EncodeFailure as problem:  # the backend refused what the walk leaves to it

@@ -243,7 +243,7 @@ def decode(payload):
 cdef bytes _dumped(object frame, object body):
     """body as JSON by the one writing contract: the walk in C, and the phrase from _json where it refuses."""
     cdef object reason = None
-    if encodable(body, 1, _FULL_WALK):
+    if encodable(body, _FULL_WALK):
         try:
             return _raw_dumps(body)
         except _EncodeFailure as problem:  # the backend refused what the walk leaves to it
