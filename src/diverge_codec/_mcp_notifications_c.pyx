@@ -250,13 +250,10 @@ cdef bytes _body(object frame):
     cdef object kind = type(frame)
     cdef object body
     cdef object reason = None
-    cdef PyObject* method
     if kind is Notification:
         body = (<Notification>frame)._notification
-        if body is not None:  # decode's checks again, in C: the params may have changed since
-            method = PyDict_GetItemWithError(body, _METHOD)
-            if method is NULL or type(<object>method) is not str or _params_problem(<dict>body) is not None:
-                reason = notification_problem(body)
+        if body is not None:  # the members are read-only, the params are not: their checks again
+            reason = _params_problem(<dict>body)
     elif kind is Error:
         body = (<Error>frame)._error
         if body is not None:

@@ -202,11 +202,9 @@ def _body(frame: Frame) -> bytes:
     try:
         if kind is Notification:
             body: Any = frame._notification  # type: ignore[union-attr]
-            # notification_problem's rules, inlined as decode has them; it names what failed.
-            if not (type(body.get("method")) is str and (
-                (params := body.get("params")) is None
-                or (type(params) is dict and ((meta := params.get("_meta")) is None or type(meta) is dict))
-            )):
+            # The members are read-only, the params are not: their checks again (notification_problem's).
+            if not ((params := body.get("params")) is None
+                    or (type(params) is dict and ((meta := params.get("_meta")) is None or type(meta) is dict))):
                 reason = notification_problem(body)
         elif kind is Error:
             body = frame.error  # type: ignore[union-attr]
