@@ -193,7 +193,7 @@ def encode_problem(value: Any) -> str | None:
 
 
 def _container_problem(container: Any, depth: int) -> str | None:
-    # The hot loop of every pure encode: one call per container, the leaves inline.
+    # One call per container, the leaves inline: the stdlib backend's every write, and every refusal's phrase.
     if depth > ENCODE_MAX_DEPTH:
         return TOO_DEEP
     if type(container) is dict:
