@@ -136,6 +136,11 @@ class Peer:
         return f"{how} (status {self.process.returncode})"
 
 
+def _text(stderr: bytes) -> str:
+    """Stderr as text, without this checkout's path."""
+    return stderr.decode("utf-8", "replace").replace(str(ROOT), ".")
+
+
 def _is_answer(line: bytes, request_id: int) -> bool:
     try:
         message = json.loads(line)
@@ -257,7 +262,8 @@ async def capture(family: str) -> dict[str, Any]:
         "server_requests": dict(sorted(peer.server_requests.items())),
         "calls_unanswered": peer.unanswered,
         "stderr_bytes": len(peer.stderr),
-        "stderr_head": peer.stderr[:600].decode("utf-8", "replace").replace(str(ROOT), "."),
+        "stderr_head": _text(peer.stderr[:600]),
+        "stderr_tail": _text(peer.stderr[-300:]) if len(peer.stderr) > 600 else "",
         "ended": ended,
     }
     (OUT / f"{family}.meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
