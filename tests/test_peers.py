@@ -187,7 +187,7 @@ def test_mcp_v1_fastmcp_has_no_logging_set_level() -> None:
 # --- the command table ------------------------------------------------------------------
 
 def test_command_table() -> None:
-    assert NAMES == ("ts-sdk-everything", "ts-sdk", "mcp-v1", "mcp-v2", "fastmcp",
+    assert NAMES == ("ts-sdk-everything", "ts-sdk", "ts-sdk-early", "mcp-v1", "mcp-v2", "fastmcp",
                      "eof-ignoring", "eof-ignoring-sigterm", "exit-at-once", "big-log")
     for name in NAMES:
         assert (command_for(name) is None) == (missing(name) is not None)
@@ -311,3 +311,12 @@ def test_live_server_everything_progress() -> None:
         b'{"method":"notifications/progress","params":{"progress":%d,"total":3,"progressToken":"live"},"jsonrpc":"2.0"}\n'
         % step for step in (1, 2, 3)]
     assert peer.stderr == b"Starting default (STDIO) server...\n"
+
+
+def test_live_ts_server_early_logs_before_answering_initialize() -> None:
+    command = _live("ts-sdk-early")
+    peer = asyncio.run(_session(command, lambda peer: asyncio.sleep(0)))
+    assert peer.lines[0] == (
+        b'{"method":"notifications/message","params":{"level":"info","logger":"ts-peer",'
+        b'"data":"started, before initialize"},"jsonrpc":"2.0"}\n')
+    assert json.loads(peer.lines[1])["id"] == 1
