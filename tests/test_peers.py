@@ -119,6 +119,10 @@ def test_capture_is_lines_of_json_objects_and_matches_its_meta(family: str) -> N
     assert meta["lines_before_initialize_answer"] == 0 and "method" not in messages[0] and messages[0]["id"] == 1
 
 
+def test_captures_readme_table_is_current() -> None:
+    assert facts.table() in (CAPTURES / "README.md").read_text()
+
+
 def test_ts_sdk_writes_lone_surrogates_as_escapes() -> None:
     lines = _lines("ts-sdk")
     cut = b'{"method":"notifications/message","params":{"level":"info","data":"\\ud83d"},"jsonrpc":"2.0"}\n'
