@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from typing import Any, NoReturn
 
@@ -51,7 +52,17 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: {escape(message)} (see --help)\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: {escape(_without_values(message))} (see --help)\n")
+
+
+def _without_values(message: str) -> str:
+    """argparse's refusal naming the option, never the value given: that may be anything the user typed."""
+    head, _, rest = message.partition(": ")
+    if head == "unrecognized arguments":
+        options = [word.split("=", 1)[0] for word in rest.split(" ") if word.startswith("-")]
+        others = len(rest.split(" ")) - len(options)
+        return f"{head}: " + ", ".join(options + ([f"{others} more"] if others else []))
+    return re.sub(r"invalid choice: '.*?' \(", "invalid choice (", message, flags=re.S)
 
 
 def parser() -> argparse.ArgumentParser:

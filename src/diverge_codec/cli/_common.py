@@ -11,7 +11,7 @@ from .. import mcp_notifications, stream, tools_begin
 from ._safe import escape
 
 CHANNELS = {"tools-begin": tools_begin, "mcp-notifications": mcp_notifications}
-CHUNK = 256 * 1024
+CHUNK = 64 * 1024
 """Bytes asked of the input per read: the constant part of streaming inspect's memory."""
 MAX_RECORD_LIMIT = 0xFFFFFFFF
 
