@@ -128,7 +128,7 @@ def run(argv, stdin, env=None):
 PURE = {"DIVERGE_CODEC_PURE": "1"}
 # every case with the default core; the captures' cases also with the pure one, which decodes them its own way
 RUNS = [pytest.param(*case[1:], {}, id=case[0]) for case in CASES] + [
-    pytest.param(*case[1:], PURE, id=f"pure-{case[0]}") for case in CASES if case[1][0] == "inspect" and case[4] is None
+    pytest.param(*case[1:], PURE, id=f"pure-{case[0]}") for case in CASES if case[1][:1] == ("inspect",) and case[4] is None
 ]
 
 
