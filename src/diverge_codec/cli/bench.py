@@ -10,7 +10,7 @@ from .. import IMPLEMENTATION
 from ._common import UsageError
 from ._safe import escape
 
-TITLE = "diverge-codec: time per call relative to bare orjson (lower is better)"
+TITLE = "diverge-codec: time per call relative to its baseline (lower is better)"
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
