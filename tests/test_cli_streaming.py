@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -166,3 +167,30 @@ def test_a_large_record_costs_a_small_multiple_of_itself(baseline, tmp_path):
     status, rss, last = peak([str(path), *MN])
     assert status == 0 and last == "verdict: ok: finished after 2001 notifications"
     assert rss - baseline <= 4 * len(big) + ALLOWANCE
+
+
+def test_progress_is_drawn_on_a_terminal_and_cleared_when_done():
+    import pty
+    import time
+
+    master, slave = pty.openpty()
+    tool = subprocess.Popen(TOOL + ["-", *MN], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    payloads = samples.mcp_notifications_session()
+    for _ in range(3):  # a slow live input: a redraw is due between its reads
+        tool.stdin.write(samples.capture(payloads))
+        tool.stdin.flush()
+        time.sleep(0.4)
+    tool.stdin.close()
+    assert tool.wait(timeout=60) == 0
+    drawn = b""
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # the terminal's other end is closed
+            break
+        if not data:
+            break
+        drawn += data
+    os.close(master)
+    assert re.fullmatch(rb"(\r\d+ frames read)+\r\x1b\[K", drawn), drawn

@@ -82,7 +82,7 @@ def hex_lines(chunks: Iterable[bytes], max_record: int) -> Iterator[list[Payload
         pending += chunk[:last]
         lines = pending.split(b"\n")
         pending = bytearray(chunk[last + 1:])
-        batch = []
+        batch: list[Payload] = []
         for line in lines:
             number += 1
             payload = _hex_payload(line, number, max_record, longest)
@@ -90,8 +90,8 @@ def hex_lines(chunks: Iterable[bytes], max_record: int) -> Iterator[list[Payload
                 batch.append(payload)
         yield batch
     if pending:
-        payload = _hex_payload(pending, number + 1, max_record, longest)
-        yield [] if payload is None else [payload]
+        last_payload = _hex_payload(pending, number + 1, max_record, longest)
+        yield [] if last_payload is None else [last_payload]
 
 
 def _hex_payload(line: bytes | bytearray, number: int, max_record: int, longest: int) -> bytes | None:

@@ -122,7 +122,8 @@ def payload_of(channel: str, number: int, raw: bytes) -> bytes | None:
         line = json.loads(text)
         if not isinstance(line, dict):
             raise UsageError(f"expected a JSON object, not {_json_type(line)}")
-        return CHANNELS[channel].encode(frame_from_line(channel, line))
+        payload: bytes = CHANNELS[channel].encode(frame_from_line(channel, line))
+        return payload
     except json.JSONDecodeError as error:
         raise UsageError(f"line {number}: not JSON: {error.msg} at column {error.colno}") from None
     except RecursionError:

@@ -162,8 +162,9 @@ def _at_limit(session: Session, max_frames: int | None) -> bool:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     output = JsonLines(args.show_values) if args.json else Text(args.show_values)
+    runs: list[tuple[str, str, Iterator[list[Payload]]]]
     if args.file is None:
-        runs = [(name, "built-in sample session", iter([make()])) for name, make in samples.SESSIONS.items()
+        runs = [(name, "built-in sample session", iter([list[Payload](make())])) for name, make in samples.SESSIONS.items()
                 if args.channel in (None, name)]
     else:
         if args.channel is None:
