@@ -126,9 +126,13 @@ def run(argv, stdin, env=None):
 
 
 PURE = {"DIVERGE_CODEC_PURE": "1"}
+STDLIB = {"DIVERGE_CODEC_STDLIB_JSON": "1"}
 # every case with the default core; the captures' cases also with the pure one, which decodes them its own way
 RUNS = [pytest.param(*case[1:], {}, id=case[0]) for case in CASES] + [
     pytest.param(*case[1:], PURE, id=f"pure-{case[0]}") for case in CASES if case[1][:1] == ("inspect",) and case[4] is None
+] + [  # the payloads that do not parse, also with the stdlib JSON backend (where orjson is absent)
+    pytest.param(*case[1:], STDLIB, id=f"stdlib-{case[0]}") for case in CASES
+    if case[0] in ("nested-100k", "infinity", "lone-surrogate", "bad-utf8", "unknown-tag", "method-not-str")
 ]
 
 
