@@ -42,6 +42,9 @@ def escape(text: str) -> str:
     return "".join(char if char.isprintable() and char != "\\" else _escaped(char) for char in text)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
+
+
 def json_line(value: Any) -> str:
     """One JSON Lines record: ASCII only (DEL escaped too), so a terminal shows it as it is."""
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":")).replace("\x7f", "\\u007f")
+    return _ENCODER.encode(value).replace("\x7f", "\\u007f")
