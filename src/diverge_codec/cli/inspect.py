@@ -126,6 +126,8 @@ def run_session(session: Session, batches: Iterator[list[Payload]], output: Any,
         while session.verdict is None and not _at_limit(session, max_frames):
             signals.waiting = True
             try:
+                if signals.received:  # it came while a frame was written: do not wait for more input
+                    raise _Interrupted
                 batch = next(batches, None)
             finally:
                 signals.waiting = False
