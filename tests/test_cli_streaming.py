@@ -19,6 +19,9 @@ import pytest
 
 from diverge_codec import samples
 
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX pipes, signals and terminals")
+LINUX = pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB, and a child's figure as Linux counts it")
+
 MIB = 1024 * 1024
 ALLOWANCE = 8 * MIB
 """What the largest record (2 KB here) and the constant part may cost: a few MiB."""
@@ -85,6 +88,7 @@ def baseline():
     return rss
 
 
+@LINUX
 @pytest.mark.parametrize("json_lines", [False, True], ids=["text", "json"])
 def test_a_100_mb_capture_costs_no_more_than_its_largest_record_and_a_few_mib(baseline, json_lines):
     status, rss, last = peak(["-", *MN, *(["--json"] if json_lines else [])], megabytes=100)
@@ -97,6 +101,7 @@ def test_a_100_mb_capture_costs_no_more_than_its_largest_record_and_a_few_mib(ba
     assert rss - baseline <= ALLOWANCE, f"{(rss - baseline) / MIB:.1f} MiB over the baseline"
 
 
+@LINUX
 @pytest.mark.parametrize("limit", ["0", "1024", str(16 * MIB)])
 def test_dev_zero_stops_at_its_first_record_in_bounded_memory(baseline, limit):
     status, rss, last = peak(["/dev/zero", *MN, "--max-record", limit])
@@ -105,6 +110,7 @@ def test_dev_zero_stops_at_its_first_record_in_bounded_memory(baseline, limit):
     assert rss - baseline <= ALLOWANCE
 
 
+@LINUX
 def test_an_endless_input_stops_at_max_frames_in_bounded_memory(baseline):
     status, rss, last = peak(["-", *MN, "--max-frames", "200000"], megabytes=0)
     assert status == 0
@@ -156,6 +162,7 @@ def test_live_input_is_shown_as_it_comes_and_a_signal_ends_it_with_a_summary(sig
         assert rest == ["frames: 3", "verdict: ok so far: interrupted after 3 frames (streaming)"]
 
 
+@LINUX
 def test_a_large_record_costs_a_small_multiple_of_itself(baseline, tmp_path):
     """8 MiB in one record: held while it arrives, copied out whole by RecordReader, decoded (about 3x today)."""
     from diverge_codec import mcp_notifications as mn

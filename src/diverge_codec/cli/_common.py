@@ -34,7 +34,7 @@ def chunks(name: str) -> Iterator[bytes]:
         yield from _reads(sys.stdin.fileno(), name)
         return
     try:
-        fd = os.open(name, os.O_RDONLY)
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_BINARY", 0))  # Windows: no newline translation
     except OSError as error:
         raise _cannot("read", name, error) from None
     try:
