@@ -15,7 +15,8 @@ import diverge_codec
 from diverge_codec import samples
 from diverge_codec.cli import _records, _without_values, bench, main
 from diverge_codec.cli._common import UsageError
-from diverge_codec.cli._output import Progress, summary
+from diverge_codec.cli import inspect as inspect_cli
+from diverge_codec.cli._output import JsonLines, Progress, Text, summary
 from diverge_codec.cli._safe import escape, json_line
 from diverge_codec.errors import RecordTooLargeError, TruncatedStreamError
 
@@ -184,3 +185,39 @@ def test_bench_plot_has_a_title_lower_is_better_and_the_targets(tmp_path):
     assert "target < 60 ns" in drawn["figure"].texts[0].get_text()
     assert (tmp_path / "r.png").stat().st_size > 1000
     real_close(drawn["figure"])
+
+
+# whatever a capture holds, the output is printable lines ending in the verdict -------
+
+_text = st.text(max_size=12)
+_frames = st.one_of(
+    st.binary(max_size=30),
+    st.builds(lambda m: b"\x00" + json.dumps({"jsonrpc": "2.0", "method": m}).encode(), _text),
+    st.builds(lambda c, m, d: b"\x01" + json.dumps({"code": c, "message": m, "data": d}).encode(), st.integers(-(2**31), 2**31 - 1), _text, _text),
+    st.builds(lambda n, mode: b"\x00" + json.dumps({"secrets": {n: mode}}).encode(), _text, st.sampled_from(["fixed", "rotating"])),
+    st.builds(lambda m, k, v: b"\x01" + json.dumps({"message": m, k: v}).encode(), _text, _text, _text),
+    st.just(b"\x02"),
+    st.builds(lambda n, v: b"\x03" + json.dumps({n: v}).encode(), _text, _text),
+)
+
+
+@given(channel=st.sampled_from(["tools-begin", "mcp-notifications"]), payloads=st.lists(_frames, max_size=8),
+       tail=st.binary(max_size=6), cuts=st.lists(st.integers(0, 400), max_size=5), as_json=st.booleans(), show=st.booleans())
+def test_nothing_in_a_capture_reaches_the_output_unescaped(channel, payloads, tail, cuts, as_json, show):
+    out = io.StringIO()
+    output = (JsonLines if as_json else Text)(show, out)
+    session = inspect_cli.Session(channel)
+    output.begin(channel, "capture\n\x1b[2J")
+    batches = _records.envelope(_split(samples.capture(payloads) + tail, cuts), 1 << 20)
+    verdict = inspect_cli.run_session(session, batches, output, inspect_cli._Signals())
+    output.end(channel, "capture\n\x1b[2J", session.frames, verdict)
+    lines = out.getvalue().split("\n")
+    assert lines.pop() == ""
+    assert all(line.isprintable() for line in lines)
+    if as_json:
+        objects = [json.loads(line) for line in lines]
+        assert [o["type"] for o in objects] == ["frame"] * session.frames + ["summary"]
+        assert all(line.isascii() for line in lines)
+    else:
+        assert lines[-1].startswith("verdict: ") and lines[-2] == f"frames: {session.frames}"
+        assert len(lines) == session.frames + 4
