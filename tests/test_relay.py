@@ -114,8 +114,24 @@ def test_the_outbox_drops_and_counts_what_does_not_fit():
     assert outbox.take(2) == [b"aaaa", b"bbbb"]
     assert outbox.queued_bytes == 2 and outbox.offer(b"12345678")
     assert outbox.take() == [b"dd", b"12345678"] and outbox.queued_bytes == 0
-    assert not outbox.offer(b"x" * 11) and outbox.dropped == 3
-    assert outbox.stats() == {"accepted": 4, "dropped": 3, "high_water_bytes": 10, "max_bytes": 10}
-    assert repr(outbox) == "Outbox(queued=0, queued_bytes=0, accepted=4, dropped=3)"
+    assert outbox.stats() == {"accepted": 4, "dropped": 2, "abandoned": 0, "high_water_bytes": 10, "max_bytes": 10}
+    assert repr(outbox) == "Outbox(queued=0, queued_bytes=0, accepted=4, dropped=2)"
     with pytest.raises(ValueError, match="max_bytes must be at least 1"):
         relay.Outbox(0)
+
+
+def test_an_empty_outbox_admits_one_payload_of_any_size():
+    outbox = relay.Outbox(max_bytes=10)
+    big = b"x" * (2 << 20)
+    assert outbox.offer(big) and outbox.queued_bytes == len(big) == outbox.high_water
+    assert not outbox.offer(b"y") and outbox.dropped == 1  # nothing beside it
+    assert outbox.take() == [big] and outbox.offer(b"y") and not outbox.offer(big)
+    assert (outbox.accepted, outbox.dropped) == (2, 2)
+
+
+def test_abandon_empties_the_outbox_and_counts():
+    outbox = relay.Outbox(max_bytes=10)
+    outbox.offer(b"aa")
+    outbox.offer(b"bb")
+    assert outbox.abandon() == 2 and len(outbox) == 0 and outbox.queued_bytes == 0
+    assert outbox.abandon() == 0 and outbox.stats()["abandoned"] == 2

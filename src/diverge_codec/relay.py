@@ -68,15 +68,18 @@ def unreachable_frame(reason: str = "the container's MCP server cannot be reache
 
 
 class Outbox:
-    """Payloads waiting for the channel, at most ``max_bytes`` of them; the rest are dropped.
+    """Payloads waiting for the channel, about ``max_bytes`` of them; the rest are dropped.
 
     ``offer`` never blocks and never grows the queue past its bound: a payload that
     does not fit is counted in ``dropped`` and forgotten, as the seed says a
-    notification the channel could not keep pace with is. A payload larger than the
-    whole bound is dropped even into an empty queue.
+    notification the channel could not keep pace with is. An empty queue admits any
+    one payload, however large, so a notification up to the relay's line limit reaches
+    a consumer that keeps up; the memory a queue holds is thus at most ``max_bytes``
+    or one payload, whichever is larger. ``abandon`` empties the queue when the
+    channel will take nothing more; what it held counts in ``abandoned``.
     """
 
-    __slots__ = ("_queue", "max_bytes", "queued_bytes", "high_water", "accepted", "dropped")
+    __slots__ = ("_queue", "max_bytes", "queued_bytes", "high_water", "accepted", "dropped", "abandoned")
 
     def __init__(self, max_bytes: int = 1 << 20) -> None:
         if max_bytes < 1:
@@ -87,6 +90,7 @@ class Outbox:
         self.high_water = 0
         self.accepted = 0
         self.dropped = 0
+        self.abandoned = 0
 
     def __repr__(self) -> str:
         return (f"Outbox(queued={len(self._queue)}, queued_bytes={self.queued_bytes}, "
@@ -96,9 +100,9 @@ class Outbox:
         return len(self._queue)
 
     def offer(self, payload: bytes) -> bool:
-        """Queue a payload if it fits; False (and one more ``dropped``) if it does not."""
+        """Queue a payload if it fits, or if the queue is empty; False (and one more ``dropped``) if not."""
         size = len(payload)
-        if self.queued_bytes + size > self.max_bytes:
+        if self.queued_bytes + size > self.max_bytes and self._queue:
             self.dropped += 1
             return False
         self._queue.append(payload)
@@ -117,7 +121,15 @@ class Outbox:
         self.queued_bytes -= sum(map(len, taken))
         return taken
 
+    def abandon(self) -> int:
+        """Forget every queued payload (the channel is gone or will not drain): how many."""
+        count = len(self._queue)
+        self._queue.clear()
+        self.queued_bytes = 0
+        self.abandoned += count
+        return count
+
     def stats(self) -> dict[str, Any]:
         """The counters, for a log line or a report."""
-        return {"accepted": self.accepted, "dropped": self.dropped, "high_water_bytes": self.high_water,
-                "max_bytes": self.max_bytes}
+        return {"accepted": self.accepted, "dropped": self.dropped, "abandoned": self.abandoned,
+                "high_water_bytes": self.high_water, "max_bytes": self.max_bytes}
