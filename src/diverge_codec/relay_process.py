@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
 from . import stream
-from .relay import relay_frame, unreachable_frame
+from .relay import relay_frame
 from .relay_session import DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, PROTOCOL_VERSION, RelayReport, RelaySession
 
 __all__ = [
@@ -46,6 +46,10 @@ __all__ = [
 
 REQUESTED = ("duration", "until-answered", "requested", "channel closed")
 """Shutdown reasons that are a request (and ``signal NAME``): the relay did what it was asked, exit status 0."""
+
+
+OUTPUT_AFTER_KILL = 5.0
+"""Seconds to wait for the server's output to end once its whole group is killed."""
 
 
 class ChannelWriter(Protocol):
@@ -218,8 +222,9 @@ class ServerRelay:
                 stderr=self.options.server_stderr, env=self.options.env, cwd=self.options.cwd, start_new_session=True)
         except OSError as error:  # no such command, not executable: nothing can be reached
             self.report.server = {"started": False, "error": error.strerror or type(error).__name__}
-            self.report.unreachable = True
-            await self._write_final([unreachable_frame()])
+            self.session.end_of_output()  # the one Error frame
+            await self._close_channel(asyncio.create_task(self._pump()))
+            self.session.finish_report()
             return self.report
         self._transport, self._pipes = transport, pipes
         self.report.server = {"started": True, "pid": transport.get_pid()}
@@ -230,7 +235,6 @@ class ServerRelay:
             await _first(pipes.output_ended, self._stop.wait())
             await self._end_process(transport, pipes)
             self.session.end_of_output()
-            self._ready.set()
             await self._close_channel(pump)
         finally:
             if timer is not None:
@@ -298,8 +302,8 @@ class ServerRelay:
             await pipes.exited
         # The leader is gone; one of its children may still hold the output open.
         if not await self._wait_exit(pipes, grace, pipes.output_ended):
-            _kill_group(transport.get_pid())
-            await _first(pipes.output_ended, asyncio.sleep(grace))
+            _kill_group(transport.get_pid())  # its EOF follows, unless one escaped the group
+            await _first(pipes.output_ended, asyncio.sleep(min(grace, OUTPUT_AFTER_KILL)))
         server["shutdown"] = self._reason
         code = transport.get_returncode()
         server["exit_status"] = code if code is None or code >= 0 else None
@@ -313,25 +317,16 @@ class ServerRelay:
 
     async def _close_channel(self, pump: asyncio.Task[None]) -> None:
         """Let the pump hand over what is queued (``grace`` at most for a stuck consumer), then finish."""
-        try:
-            await asyncio.wait_for(asyncio.shield(pump), self.options.grace)
-        except asyncio.TimeoutError:
+        self._ready.set()
+        if not pump.done() and not self._hurry.is_set():
+            await _first(pump, asyncio.sleep(self.options.grace), self._hurry.wait())
+        if not pump.done():
             pump.cancel()
             self.session.abandon()
             transport = getattr(self.writer, "transport", None)
             if transport is not None:
                 transport.abort()
                 return
-        await self._finish_writer()
-
-    async def _write_final(self, payloads: list[bytes]) -> None:
-        chunk = bytearray()
-        stream.write_records(chunk, payloads)
-        try:
-            self.writer.write(bytes(chunk))
-            await self.writer.drain()
-        except (ConnectionError, OSError):
-            pass
         await self._finish_writer()
 
     async def _finish_writer(self) -> None:
@@ -350,7 +345,7 @@ def exit_status(report: RelayReport) -> int:
     reason = server.get("shutdown") or ""
     if reason in REQUESTED or reason.startswith("signal "):
         return 0
-    if report.unreachable:
+    if report.unreachable or reason == "handshake failed":
         return 1
     return 0 if server.get("exit_status") == 0 and server.get("ended_by") in ("itself", "stdin closed") else 1
 
