@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from diverge_codec import _json, mcp_sdk, relay
+from diverge_codec import _json, relay
 from diverge_codec.relay_process import RelayOptions
 from diverge_codec.sequence import State
 
 pytest.importorskip("mcp.server.mcpserver", reason="the [mcp] extra is not installed")
+from diverge_codec import mcp_sdk  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "mcp_relay"
 if not EXAMPLE.is_dir():  # the installed-package runs copy tests/ and examples/ side by side

@@ -140,7 +140,7 @@ def test_a_line_over_the_limit_is_counted_and_the_relay_goes_on():
 
 def test_usage_errors_exit_2():
     for args, message in [((), "relay needs the server's command after '--'"),
-                          (("--call", "=1", "--", "cat"), "a tool name is needed before '='"),
+                          (("--call", "=1", "--", "cat"), "a name is needed before '='"),
                           (("--call", "x={", "--", "cat"), "--call x: the arguments are not JSON"),
                           (("--call", "x=[1]", "--", "cat"), "--call x: the arguments must be a JSON object")]:
         done = subprocess.run([sys.executable, "-m", "diverge_codec", "relay", *args], capture_output=True, text=True,

@@ -200,3 +200,17 @@ def test_the_report_as_a_dict_says_nothing_from_a_payload():
     session.receive(_log("s3cr3t-in-a-log") + _answer())
     text = str(session.finish_report().as_dict())
     assert "s3cr3t" not in text and "secret-tool" not in text
+
+
+def test_requests_go_before_the_calls_and_only_calls_carry_a_progress_token():
+    session = RelaySession([("echo", {})], requests=[("logging/setLevel", {"level": "debug"})], until_answered=True)
+    reply = [_json.loads(line) for line in session.receive(_answer()).splitlines()]
+    assert reply[1:] == [
+        {"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "debug"}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "echo", "arguments": {}, "_meta": {"progressToken": "call-2"}}},
+    ]
+    session.receive(_line({"jsonrpc": "2.0", "id": 1, "result": {}}))
+    assert session.shutdown_reason is None and session.report.calls_answered == 1
+    session.receive(_line({"jsonrpc": "2.0", "id": 2, "result": {}}))
+    assert session.shutdown_reason == "until-answered" and session.report.calls_sent == 2

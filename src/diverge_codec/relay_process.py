@@ -145,6 +145,8 @@ class RelayOptions:
 
     calls: Sequence[tuple[str, Any]] = ()
     """Tool calls made after the handshake, in order: (name, arguments)."""
+    requests: Sequence[tuple[str, Any]] = ()
+    """Other requests made after the handshake, before the calls: (method, params)."""
     until_answered: bool = False
     """Shut the server down once every call is answered."""
     duration: float | None = None
@@ -194,7 +196,7 @@ class ServerRelay:
         self.writer = writer
         self.options = options
         self.session = RelaySession(
-            options.calls, protocol_version=options.protocol_version, max_line=options.max_line,
+            options.calls, requests=options.requests, protocol_version=options.protocol_version, max_line=options.max_line,
             outbox_bytes=options.outbox_bytes, until_answered=options.until_answered, frame=options.frame)
         self.report = self.session.report
         self._ready = asyncio.Event()

@@ -2,8 +2,9 @@
 
 A relay speaks to the container's MCP server as its client would: ``initialize``
 (offering ``PROTOCOL_VERSION``, accepting any revision in ``SUPPORTED_VERSIONS`` the
-server answers with), then ``notifications/initialized`` and the tool calls it was
-given, each with a progress token. Everything the server writes is read here, line
+server answers with), then ``notifications/initialized``, the requests it was given
+(``logging/setLevel``, ``resources/subscribe``, ...) and the tool calls, each call with a
+progress token. Everything the server writes is read here, line
 by line, from its first byte: each notification becomes a channel payload in the
 ``Outbox``, before or after the handshake's answer; the answers to the relay's own
 requests advance the session; a ``ping`` is answered, any other request the server
@@ -135,6 +136,7 @@ class RelayReport:
     """Notifications handed to the channel."""
     dropped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DROP_REASONS, 0))
     calls_sent: int = 0
+    """Requests the relay made after the handshake: the tool calls and the other requests."""
     calls_answered: int = 0
     calls_failed: int = 0
     """Calls answered with a JSON-RPC error (counted in ``calls_answered`` too)."""
@@ -159,12 +161,11 @@ class RelayReport:
         }
 
 
-def _call_id(index: int) -> int:
-    return index + 1
-
-
 class RelaySession:
     """One server's session: ``start`` to begin, ``receive`` each chunk it writes, ``end_of_output`` at its EOF.
+
+    ``requests`` (method, params) are sent after ``notifications/initialized``, in order,
+    then ``calls`` (tool name, arguments) as ``tools/call``; ids count up from 1.
 
     ``receive`` returns the bytes to write to the server's stdin (the handshake's second
     half, the calls, answers to its requests); the notifications go to ``outbox``.
@@ -177,6 +178,7 @@ class RelaySession:
     def __init__(
         self,
         calls: Sequence[tuple[str, Any]] = (),
+        requests: Sequence[tuple[str, Any]] = (),
         *,
         protocol_version: str = PROTOCOL_VERSION,
         max_line: int = DEFAULT_MAX_LINE,
@@ -185,6 +187,7 @@ class RelaySession:
         frame: Callable[[bytes], bytes | None] = relay_frame,
     ) -> None:
         self.calls = list(calls)
+        self.requests = list(requests)
         self.protocol_version = protocol_version
         self.until_answered = until_answered
         self.frame = frame
@@ -302,12 +305,14 @@ class RelaySession:
             return b""
         self.phase = Phase.READY
         requests = [_message({"jsonrpc": "2.0", "method": "notifications/initialized"})]
-        for index, (name, arguments) in enumerate(self.calls):
-            call_id = _call_id(index)
-            requests.append(_message({"jsonrpc": "2.0", "id": call_id, "method": "tools/call", "params": {
-                "name": name, "arguments": arguments, "_meta": {"progressToken": f"call-{call_id}"}}}))
-            self.pending.add(call_id)
-        self.report.calls_sent = len(self.calls)
+        made = [(method, params) for method, params in self.requests]
+        made += [("tools/call", {"name": name, "arguments": arguments}) for name, arguments in self.calls]
+        for request_id, (method, params) in enumerate(made, start=INITIALIZE_ID + 1):
+            if method == "tools/call":
+                params = {**params, "_meta": {"progressToken": f"call-{request_id}"}}
+            requests.append(_message({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
+            self.pending.add(request_id)
+        self.report.calls_sent = len(made)
         return b"".join(requests)
 
     def _answer(self, request: dict[str, Any]) -> bytes:

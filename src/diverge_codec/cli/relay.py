@@ -25,19 +25,19 @@ from ..relay_session import DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, PROTOCOL_VER
 from ._common import UsageError
 
 
-def parse_call(text: str) -> tuple[str, dict[str, Any]]:
+def parse_call(text: str, option: str = "--call") -> tuple[str, dict[str, Any]]:
     """``NAME=JSON`` (the arguments, an object) or ``NAME`` alone (no arguments)."""
     name, equals, arguments = text.partition("=")
     if not name:
-        raise UsageError(f"--call {text!r}: a tool name is needed before '='")
+        raise UsageError(f"{option} {text!r}: a name is needed before '='")
     if not equals:
         return name, {}
     try:
         value = _json.loads(arguments.encode())
     except ValueError:
-        raise UsageError(f"--call {name}: the arguments are not JSON") from None
+        raise UsageError(f"{option} {name}: the arguments are not JSON") from None
     if not isinstance(value, dict):
-        raise UsageError(f"--call {name}: the arguments must be a JSON object")
+        raise UsageError(f"{option} {name}: the arguments must be a JSON object")
     return name, value
 
 
@@ -55,7 +55,8 @@ def _positive(kind: type) -> Any:
 
 def _options(args: argparse.Namespace) -> RelayOptions:
     return RelayOptions(
-        calls=[parse_call(text) for text in args.call], until_answered=args.until_answered, duration=args.duration,
+        calls=[parse_call(text) for text in args.call],
+        requests=[parse_call(text, "--request") for text in args.request], until_answered=args.until_answered, duration=args.duration,
         grace=args.grace, protocol_version=args.protocol_version, max_line=args.max_line,
         outbox_bytes=args.outbox_bytes, server_stderr=subprocess.DEVNULL if args.quiet_server else None)
 
@@ -103,7 +104,10 @@ def register(commands: Any) -> None:
     relay.add_argument("--out", metavar="FILE", help="write the channel here instead of stdout")
     relay.add_argument("--call", action="append", default=[], metavar="NAME=JSON",
                        help="call tool NAME with these arguments after the handshake (repeatable)")
-    relay.add_argument("--until-answered", action="store_true", help="shut the server down once every call is answered")
+    relay.add_argument("--request", action="append", default=[], metavar="METHOD=JSON",
+                       help="send this request after the handshake, before the calls (repeatable), "
+                            "e.g. logging/setLevel='{\"level\":\"debug\"}'")
+    relay.add_argument("--until-answered", action="store_true", help="shut the server down once every call and request is answered")
     relay.add_argument("--duration", type=_positive(float), metavar="SECONDS", help="shut the server down after this long")
     relay.add_argument("--grace", type=_positive(float), default=RelayOptions.grace, metavar="SECONDS",
                        help="wait this long after closing the server's stdin, and again after SIGTERM (default %(default)s)")
