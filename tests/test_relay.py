@@ -120,13 +120,16 @@ def test_the_outbox_drops_and_counts_what_does_not_fit():
         relay.Outbox(0)
 
 
-def test_an_empty_outbox_admits_one_payload_of_any_size():
+def test_the_outbox_admits_one_payload_larger_than_its_bound_beside_the_bound():
     outbox = relay.Outbox(max_bytes=10)
     big = b"x" * (2 << 20)
-    assert outbox.offer(big) and outbox.queued_bytes == len(big) == outbox.high_water
-    assert not outbox.offer(b"y") and outbox.dropped == 1  # nothing beside it
-    assert outbox.take() == [big] and outbox.offer(b"y") and not outbox.offer(big)
-    assert (outbox.accepted, outbox.dropped) == (2, 2)
+    assert outbox.offer(b"a") and outbox.offer(big) and outbox.offer(b"y" * 9)  # big is not counted against 10
+    assert not outbox.offer(b"z") and not outbox.offer(big + b"!") and outbox.dropped == 2  # one oversized at a time
+    assert outbox.queued_bytes == len(big) + 10 == outbox.high_water
+    assert outbox.take(2) == [b"a", big] and outbox.queued_bytes == 9
+    assert outbox.offer(big) and outbox.offer(b"z") and not outbox.offer(b"w")
+    assert outbox.take() == [b"y" * 9, big, b"z"] and outbox.queued_bytes == 0
+    assert (outbox.accepted, outbox.dropped) == (5, 3)
 
 
 def test_abandon_empties_the_outbox_and_counts():

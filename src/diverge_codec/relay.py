@@ -68,18 +68,19 @@ def unreachable_frame(reason: str = "the container's MCP server cannot be reache
 
 
 class Outbox:
-    """Payloads waiting for the channel, about ``max_bytes`` of them; the rest are dropped.
+    """Payloads waiting for the channel, ``max_bytes`` of them and one larger; the rest are dropped.
 
     ``offer`` never blocks and never grows the queue past its bound: a payload that
     does not fit is counted in ``dropped`` and forgotten, as the seed says a
-    notification the channel could not keep pace with is. An empty queue admits any
-    one payload, however large, so a notification up to the relay's line limit reaches
-    a consumer that keeps up; the memory a queue holds is thus at most ``max_bytes``
-    or one payload, whichever is larger. ``abandon`` empties the queue when the
+    notification the channel could not keep pace with is. A payload larger than the
+    whole bound is admitted when no other such payload is queued, and is not counted
+    against the bound, so a notification up to the relay's line limit reaches a
+    consumer that keeps up, and so do the small ones right behind it: the queue holds
+    at most ``max_bytes`` plus one payload. ``abandon`` empties the queue when the
     channel will take nothing more; what it held counts in ``abandoned``.
     """
 
-    __slots__ = ("_queue", "max_bytes", "queued_bytes", "high_water", "accepted", "dropped", "abandoned")
+    __slots__ = ("_queue", "max_bytes", "queued_bytes", "high_water", "accepted", "dropped", "abandoned", "_oversized")
 
     def __init__(self, max_bytes: int = 1 << 20) -> None:
         if max_bytes < 1:
@@ -91,6 +92,7 @@ class Outbox:
         self.accepted = 0
         self.dropped = 0
         self.abandoned = 0
+        self._oversized = 0  # the size of the one queued payload over max_bytes, if any
 
     def __repr__(self) -> str:
         return (f"Outbox(queued={len(self._queue)}, queued_bytes={self.queued_bytes}, "
@@ -100,9 +102,14 @@ class Outbox:
         return len(self._queue)
 
     def offer(self, payload: bytes) -> bool:
-        """Queue a payload if it fits, or if the queue is empty; False (and one more ``dropped``) if not."""
+        """Queue a payload if it fits (or is the one oversized payload); False (and one more ``dropped``) if not."""
         size = len(payload)
-        if self.queued_bytes + size > self.max_bytes and self._queue:
+        if size > self.max_bytes:
+            if self._oversized:
+                self.dropped += 1
+                return False
+            self._oversized = size
+        elif self.queued_bytes - self._oversized + size > self.max_bytes:
             self.dropped += 1
             return False
         self._queue.append(payload)
@@ -118,14 +125,17 @@ class Outbox:
         queue = self._queue
         while queue and len(taken) < max_items:
             taken.append(queue.popleft())
-        self.queued_bytes -= sum(map(len, taken))
+        size = sum(map(len, taken))
+        self.queued_bytes -= size
+        if self._oversized and self.queued_bytes < self._oversized:  # it was taken
+            self._oversized = 0
         return taken
 
     def abandon(self) -> int:
         """Forget every queued payload (the channel is gone or will not drain): how many."""
         count = len(self._queue)
         self._queue.clear()
-        self.queued_bytes = 0
+        self.queued_bytes = self._oversized = 0
         self.abandoned += count
         return count
 
