@@ -214,3 +214,8 @@ def test_requests_go_before_the_calls_and_only_calls_carry_a_progress_token():
     assert session.shutdown_reason is None and session.report.calls_answered == 1
     session.receive(_line({"jsonrpc": "2.0", "id": 2, "result": {}}))
     assert session.shutdown_reason == "until-answered" and session.report.calls_sent == 2
+
+
+def test_a_line_limit_past_what_a_record_can_frame_is_refused():
+    with pytest.raises(ValueError, match="max_line must be at most 4294967295, what a record's length can say"):
+        RelaySession(max_line=1 << 32)

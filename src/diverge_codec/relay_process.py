@@ -36,7 +36,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
-from . import stream
 from .relay import relay_frame
 from .relay_session import DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, PROTOCOL_VERSION, RelayReport, RelaySession
 
@@ -206,6 +205,7 @@ class ServerRelay:
         self._transport: asyncio.SubprocessTransport | None = None
         self._pipes: _ServerPipes | None = None
         self._channel_open = True
+        self._busy = False  # the pump is waiting for the writer to drain
 
     def shutdown(self, reason: str = "requested") -> None:
         """Stop the server (close stdin, grace, SIGTERM, grace, SIGKILL); called again, without the waits."""
@@ -252,8 +252,8 @@ class ServerRelay:
         reply = self.session.receive(data)
         if reply:
             self._send(reply)
-        if self.session.outbox:
-            self._ready.set()
+        if self.session.outbox and not self._busy and self._channel_open:
+            self._write_now()
         if self.session.shutdown_reason is not None and not self._stop.is_set():
             self.shutdown(self.session.shutdown_reason)
 
@@ -263,24 +263,45 @@ class ServerRelay:
         if stdin is not None and not stdin.is_closing():
             stdin.write(data)  # type: ignore[attr-defined]
 
+    def _write_now(self) -> bool:
+        """Hand every queued payload to the writer, in the read callback itself: no wait for a turn of
+        the loop, so a channel's latency does not grow with the servers sharing it. The pump then
+        awaits the writer's drain; while it does, payloads queue in the (bounded) outbox."""
+        outbox = self.session.outbox
+        batch = outbox.take(len(outbox))
+        try:
+            self.writer.write(_records(batch))
+        except (ConnectionError, OSError):
+            self._channel_gone()
+            return False
+        self.session.sent(len(batch))
+        self._busy = True
+        self._ready.set()
+        return True
+
+    def _channel_gone(self) -> None:
+        """The consumer went away: nobody to relay to."""
+        self._channel_open = False
+        self.session.abandon()
+        self.shutdown("channel closed")
+
     async def _pump(self) -> None:
-        outbox, writer, session = self.session.outbox, self.writer, self.session
+        session = self.session
         while True:
             await self._ready.wait()
             self._ready.clear()
-            while batch := outbox.take():
-                chunk = bytearray()
-                stream.write_records(chunk, batch)
+            while True:
                 try:
-                    writer.write(bytes(chunk))
-                    await writer.drain()
-                except (ConnectionError, OSError):  # the consumer went away: nobody to relay to
-                    self._channel_open = False
-                    session.abandon()
-                    self.shutdown("channel closed")
+                    await self.writer.drain()
+                except (ConnectionError, OSError):
+                    self._channel_gone()
                     return
-                session.sent(len(batch))
-            if session.ended and not outbox:
+                if not session.outbox:
+                    break
+                if not self._write_now():
+                    return
+            self._busy = False
+            if session.ended:
                 return
 
     async def _end_process(self, transport: asyncio.SubprocessTransport, pipes: _ServerPipes) -> None:
@@ -366,6 +387,15 @@ async def _first(*awaitables: Any) -> None:
         for task in tasks:
             if not task.done() and isinstance(task, asyncio.Task):
                 task.cancel()
+
+
+def _records(payloads: list[bytes]) -> bytes:
+    """The payloads in the stream envelope (``stream.write_records``' bytes, built in one join)."""
+    parts: list[bytes] = []
+    for payload in payloads:
+        parts.append(len(payload).to_bytes(4, "big"))
+        parts.append(payload)
+    return b"".join(parts)
 
 
 def _signal_group(pid: int, signum: int) -> None:

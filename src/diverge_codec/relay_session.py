@@ -41,6 +41,9 @@ SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 DEFAULT_MAX_LINE = stream.DEFAULT_MAX_RECORD
 """The longest server line read (16 MiB): the stream envelope's record limit, the same number."""
 
+MAX_RECORD_BYTES = 0xFFFFFFFF
+"""The largest record the stream envelope's 4-byte length can frame."""
+
 DEFAULT_OUTBOX_BYTES = 1 << 20
 """What a channel's outbox holds before it drops (one larger payload is always admitted alone)."""
 
@@ -186,6 +189,8 @@ class RelaySession:
         until_answered: bool = False,
         frame: Callable[[bytes], bytes | None] = relay_frame,
     ) -> None:
+        if max_line > MAX_RECORD_BYTES:
+            raise ValueError(f"max_line must be at most {MAX_RECORD_BYTES}, what a record's length can say")
         self.calls = list(calls)
         self.requests = list(requests)
         self.protocol_version = protocol_version
