@@ -107,7 +107,8 @@ def test_an_sdk_server_relayed_until_its_calls_are_answered(family):
     notifications, error, state = channel(out)
     assert status == 0 and error is None and state is State.FINISHED
     assert report["calls"]["sent"] == 2 and report["calls"]["answered"] == 2 and report["protocol_version"] == "2025-11-25"
-    assert report["relayed"] == len(notifications) == report["seen"] > 0
+    assert report["relayed"] == len(notifications) == report["seen"] - report["dropped"]["invalid"] > 0
+    assert report["dropped"]["backpressure"] == report["dropped"]["too_large"] == 0
     assert {"notifications/message", "notifications/progress"} <= {n["method"] for n in notifications}
 
 

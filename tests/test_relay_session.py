@@ -108,7 +108,7 @@ def test_notifications_before_the_answer_are_relayed_and_then_no_error_is_sent()
 
 def test_output_that_ends_before_anything_gives_the_one_error_and_its_sequence_is_valid(mn):
     session = RelaySession()
-    session.receive(b'not json\n{"jsonrpc":"2.0","id":99,"result":{}}\n')
+    session.receive(b'[1]\n{"jsonrpc":"2.0","id":99,"result":{}}\n')
     session.end_of_output()
     payloads = _sent(session)
     assert payloads == [relay.unreachable_frame()] and session.report.ignored == 2
