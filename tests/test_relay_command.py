@@ -30,7 +30,9 @@ def server(*args: str) -> list[str]:
 def relay(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> tuple[int, bytes, dict]:
     done = subprocess.run([sys.executable, "-m", "diverge_codec", "relay", *args], capture_output=True,
                           env={**os.environ, **(env or {})}, timeout=timeout)
-    return done.returncode, done.stdout, _report(done.stderr)
+    report = _report(done.stderr)
+    assert report["seen"] == report["relayed"] + sum(report["dropped"].values())  # every notification accounted for
+    return done.returncode, done.stdout, report
 
 
 def _report(stderr: bytes) -> dict:
@@ -219,3 +221,14 @@ def test_notifications_the_channel_refuses_are_counted_and_the_relay_goes_on():
     assert status == 0 and error is None and state is State.FINISHED
     assert [n["params"]["data"] for n in notifications] == ["valid"]
     assert report["dropped"] == {"backpressure": 0, "invalid": 2, "too_large": 0} and report["seen"] == 3
+
+
+def test_a_consumer_that_goes_away_ends_the_relay_and_every_notification_is_accounted_for():
+    process = subprocess.Popen([sys.executable, "-m", "diverge_codec", "relay", "--grace", "0.5", "--",
+                                *server("flood", "200000")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert len(process.stdout.read(100)) == 100
+    process.stdout.close()  # like `| head -c 100`
+    _, err = process.communicate(timeout=60)
+    report = _report(err)
+    assert process.returncode == 0 and report["server"]["shutdown"] == "channel closed"
+    assert report["seen"] == report["relayed"] + report["dropped"]["backpressure"] and report["relayed"] >= 1

@@ -272,6 +272,7 @@ class ServerRelay:
         try:
             self.writer.write(_records(batch))
         except (ConnectionError, OSError):
+            self.session.lost(len(batch))
             self._channel_gone()
             return False
         self.session.sent(len(batch))
@@ -343,13 +344,15 @@ class ServerRelay:
         self._ready.set()
         if not pump.done() and not self._hurry.is_set():
             await _first(pump, asyncio.sleep(self.options.grace), self._hurry.wait())
-        if not pump.done():
+        stuck = not pump.done()
+        if stuck:
             pump.cancel()
+        if self.session.outbox:  # what the channel never took: a stuck or a departed consumer
             self.session.abandon()
-            transport = getattr(self.writer, "transport", None)
-            if transport is not None:
-                transport.abort()
-                return
+        transport = getattr(self.writer, "transport", None)
+        if stuck and transport is not None:
+            transport.abort()
+            return
         await self._finish_writer()
 
     async def _finish_writer(self) -> None:

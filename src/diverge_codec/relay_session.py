@@ -233,9 +233,12 @@ class RelaySession:
 
     def abandon(self) -> None:
         """The channel takes nothing more: what is still queued is dropped for backpressure."""
-        lost = self.outbox.abandon()
+        self.lost(self.outbox.abandon())
+
+    def lost(self, count: int) -> None:
+        """``count`` payloads taken from the outbox never reached the channel: dropped for backpressure."""
         if not self.report.unreachable:  # else the one payload is the Error frame
-            self.report.dropped["backpressure"] += lost
+            self.report.dropped["backpressure"] += count
 
     def finish_report(self) -> RelayReport:
         """The report with the outbox's drops folded in (call once, at the end)."""
