@@ -219,3 +219,43 @@ def test_requests_go_before_the_calls_and_only_calls_carry_a_progress_token():
 def test_a_line_limit_past_what_a_record_can_frame_is_refused():
     with pytest.raises(ValueError, match="max_line must be at most 4294967295, what a record's length can say"):
         RelaySession(max_line=1 << 32)
+
+
+_MESSAGES = st.sampled_from([
+    ("notification", _log("a")), ("notification", _log("b", first=False)),
+    ("notification", _line({"jsonrpc": "2.0", "method": "notifications/progress",
+                            "params": {"progressToken": 1, "progress": 0.5}})),
+    ("answer", _answer()), ("answer", _answer(version="1999-01-01")),
+    ("other", _line({"jsonrpc": "2.0", "id": 5, "result": {}})), ("other", b"[1]\n"), ("other", b"\n"),
+    ("request", _line({"jsonrpc": "2.0", "id": 9, "method": "ping"})),
+    ("too large", _log("x" * 300)),
+])
+
+
+@given(st.lists(_MESSAGES, max_size=30), st.integers(1, 64), st.integers(10, 400))
+def test_any_session_sends_a_valid_channel_and_accounts_for_every_notification(mn, messages, chunk, outbox_bytes):
+    session = RelaySession(max_line=200, outbox_bytes=outbox_bytes)
+    stream_bytes = b"".join(message for _, message in messages)
+    payloads: list[bytes] = []
+    for at in range(0, len(stream_bytes), chunk):
+        session.receive(stream_bytes[at:at + chunk])
+        if at % (chunk * 3) == 0:  # the channel takes what is queued now and then
+            taken = session.outbox.take(1 << 20)
+            session.sent(len(taken))
+            payloads += taken
+    session.end_of_output()
+    taken = session.outbox.take(1 << 20)
+    session.sent(len(taken))
+    payloads += taken
+    report = session.finish_report()
+    notifications = [kind for kind, _ in messages].count("notification")
+    large = [kind for kind, _ in messages].count("too large")
+    assert report.seen == notifications + large == report.relayed + sum(report.dropped.values())
+    assert report.dropped["too_large"] == large and report.dropped["invalid"] == 0
+    checker = McpNotificationsChecker(mn)
+    state = check(checker, payloads)
+    answered = next((message for kind, message in messages if kind == "answer"), None) == _answer()  # the first counts
+    if report.relayed == 0 and not answered:
+        assert state is State.ENDED_WITH_ERROR and report.unreachable
+    else:
+        assert state in (State.FINISHED, State.UNREADABLE) and not report.unreachable
