@@ -5,18 +5,23 @@
     report = await relay(["npx", "my-mcp-server"], writer, RelayOptions(calls=[("echo", {"x": 1})]))
 
 ``writer`` is where the channel goes, as records of ``diverge_codec.stream`` (the 4-byte
-length envelope): an ``asyncio.StreamWriter`` (a socket, a pipe: see ``open_writer``) or a
-``FileWriter``. Closing it is the channel's finish. The session (handshake, calls,
-which line is what) is ``relay_session.RelaySession``; this module only moves bytes and
-runs the process.
+length envelope): an ``asyncio.StreamWriter`` (a socket), a ``PipeWriter`` (a pipe or a
+terminal: see ``open_writer``) or a ``FileWriter``; anything with ``write``, ``drain``,
+``close`` and ``wait_closed``. Closing it is the channel's finish. The session
+(handshake, calls, which line is what, the report) is ``relay_session.RelaySession``;
+this module only moves bytes and runs the process. ``exit_status(report)`` is the
+CLI's exit status for a report.
 
 - **Many servers, one loop.** Each server's output is read by its own pipe protocol,
-  a chunk (at most 256 KiB) per turn of the event loop, and framed in that callback;
-  each channel has its own bounded outbox and pump. A flooding server gets one chunk
-  per turn like any other, and drops what its own consumer cannot take: it never
-  holds the others' notifications back. ``asyncio.gather`` many ``relay`` calls.
+  a chunk (at most 256 KiB) per turn of the event loop, framed and handed to its
+  channel's writer in that callback; while a writer has not drained, its payloads
+  wait in the channel's own outbox, bounded in bytes. A flooding server gets one chunk
+  per turn like any other and drops what its own consumer cannot take: it never holds
+  the others' notifications back. ``asyncio.gather`` many ``relay`` calls.
 - **Never blocks the server.** The relay reads all the server writes; what the channel
-  cannot take now is dropped by the outbox and counted (``backpressure``).
+  cannot take now is dropped by the outbox and counted (``backpressure``). Memory per
+  channel: the outbox (``outbox_bytes`` plus one larger payload), the writer's buffer,
+  one partial line (``max_line`` at most).
 - **Shutdown, as MCP's stdio transport describes it.** On ``ServerRelay.shutdown`` (a
   signal, ``duration``, ``until_answered``), or when the server's output ends: close
   its stdin, wait ``grace`` seconds, SIGTERM, wait ``grace``, SIGKILL. The server runs in
