@@ -208,7 +208,6 @@ class ServerRelay:
         self._hurry = asyncio.Event()
         self._reason: str | None = None
         self._transport: asyncio.SubprocessTransport | None = None
-        self._pipes: _ServerPipes | None = None
         self._channel_open = True
         self._busy = False  # the pump is waiting for the writer to drain
 
@@ -233,7 +232,7 @@ class ServerRelay:
             await self._close_channel(asyncio.create_task(self._pump()))
             self.session.finish_report()
             return self.report
-        self._transport, self._pipes = transport, pipes
+        self._transport = transport
         self.report.server = {"started": True, "pid": transport.get_pid()}
         self._send(self.session.start())
         pump = asyncio.create_task(self._pump())
