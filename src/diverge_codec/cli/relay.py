@@ -98,7 +98,10 @@ def register(commands: Any) -> None:
         "relay", help="relay a stdio MCP server's notifications as a mcp-notifications channel",
         description="Start COMMAND as a stdio MCP server, do the MCP handshake, relay every notification it "
                     "writes as the mcp-notifications channel (stream records) and print a JSON report on stderr.",
-        usage="diverge-codec relay [options] -- COMMAND [ARG...]")
+        usage="diverge-codec relay [options] -- COMMAND [ARG...]",
+        epilog="Exit status: 0 the server ended on its own with 0 or was shut down on request (SIGINT/SIGTERM, "
+               "--duration, --until-answered); 1 it failed, was killed or never answered initialize; 2 bad usage "
+               "or a command that cannot start. A second SIGINT/SIGTERM skips the grace.")
     relay.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]",
                        help="the server to start, after '--'")
     relay.add_argument("--out", metavar="FILE", help="write the channel here instead of stdout")
