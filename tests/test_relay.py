@@ -138,3 +138,15 @@ def test_abandon_empties_the_outbox_and_counts():
     outbox.offer(b"bb")
     assert outbox.abandon() == 2 and len(outbox) == 0 and outbox.queued_bytes == 0
     assert outbox.abandon() == 0 and outbox.stats()["abandoned"] == 2
+
+
+@given(st.lists(st.integers(0, 30).map(lambda n: b"p" * n), max_size=12), st.integers(1, 40),
+       st.lists(st.integers(0, 30).map(lambda n: b"q" * n), max_size=4))
+def test_offer_all_is_offer_of_each_in_order(payloads, max_bytes, queued):
+    one, each = relay.Outbox(max_bytes), relay.Outbox(max_bytes)
+    for outbox in (one, each):
+        for payload in queued:
+            outbox.offer(payload)
+    assert one.offer_all(payloads) == sum(each.offer(p) for p in payloads)
+    assert one.stats() == each.stats() and one.queued_bytes == each.queued_bytes
+    assert one.take(100) == each.take(100)

@@ -119,6 +119,21 @@ class Outbox:
             self.high_water = self.queued_bytes
         return True
 
+    def offer_all(self, payloads: list[bytes]) -> int:
+        """``offer`` each payload, in order: how many were queued. One step when they all fit."""
+        if not payloads:
+            return 0
+        sizes = list(map(len, payloads))
+        total = sum(sizes)
+        if max(sizes) <= self.max_bytes and self.queued_bytes - self._oversized + total <= self.max_bytes:
+            self._queue.extend(payloads)
+            self.queued_bytes += total
+            self.accepted += len(payloads)
+            if self.queued_bytes > self.high_water:
+                self.high_water = self.queued_bytes
+            return len(payloads)
+        return sum(map(self.offer, payloads))
+
     def take(self, max_items: int = 256) -> list[bytes]:
         """Up to ``max_items`` payloads, oldest first, removed from the queue."""
         taken: list[bytes] = []

@@ -255,8 +255,10 @@ class RelaySession:
             self.report.seen += new
 
     def _lines(self, lines: list[bytes]) -> bytes:
-        report, outbox, frame, limit = self.report, self.outbox, self.frame, self.lines.max_line
+        report, frame, limit = self.report, self.frame, self.lines.max_line
         replies: list[bytes] = []
+        payloads: list[bytes] = []
+        keep = payloads.append
         for line in lines:
             try:
                 payload = frame(line)
@@ -265,14 +267,21 @@ class RelaySession:
                 report.dropped["invalid"] += 1
                 continue
             if payload is None:
+                if payloads:  # what came before an answer is queued before the answer is acted on
+                    self._offer(payloads)
                 self._message(line, replies)
-                continue
-            report.seen += 1
-            if len(payload) > limit:  # re-serialized longer than the line (1e5 -> 100000.0)
+            elif len(payload) > limit:  # re-serialized longer than the line (1e5 -> 100000.0)
+                report.seen += 1
                 report.dropped["too_large"] += 1
             else:
-                outbox.offer(payload)
+                keep(payload)
+        self._offer(payloads)
         return b"".join(replies)
+
+    def _offer(self, payloads: list[bytes]) -> None:
+        self.report.seen += len(payloads)
+        self.outbox.offer_all(payloads)
+        payloads.clear()
 
     def _message(self, line: bytes, replies: list[bytes]) -> None:
         """A line that is no notification: an answer to the relay, a request of it, or noise."""
