@@ -29,7 +29,7 @@ def parse_call(text: str, option: str = "--call") -> tuple[str, dict[str, Any]]:
     """``NAME=JSON`` (the arguments, an object) or ``NAME`` alone (no arguments)."""
     name, equals, arguments = text.partition("=")
     if not name:
-        raise UsageError(f"{option} {text!r}: a name is needed before '='")
+        raise UsageError(f"{option}: a name is needed before '='")
     if not equals:
         return name, {}
     try:
