@@ -139,3 +139,12 @@ def test_the_2_mib_log_line_of_the_big_log_peer_is_relayed():
     notifications, _, state = channel(out)
     assert status == 0 and state is State.FINISHED and report["dropped"]["backpressure"] == 0
     assert [len(json.dumps(n["params"]["data"])) - 2 for n in notifications] == [2 << 20, len("after the big one")]
+
+
+def test_a_notification_written_before_the_initialize_answer_is_relayed_first():
+    status, out, report = run_relay("--until-answered", "--grace", "2", "--quiet-server", "--", *peer("ts-sdk-early"),
+                                    timeout=120)
+    notifications, error, state = channel(out)
+    assert status == 0 and error is None and state is State.FINISHED
+    assert [n["method"] for n in notifications] == ["notifications/message"]  # the one it wrote before answering
+    assert report["protocol_version"] == "2025-11-25" and report["relayed"] == len(notifications)

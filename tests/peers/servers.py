@@ -7,7 +7,8 @@ everything with ``.ci/peers``. Import it by path (``tests/peers`` is not a packa
     sys.path.insert(0, "tests/peers"); from servers import command_for, missing
 
 Names: the capture families (``ts-sdk-everything``, ``ts-sdk``, ``mcp-v1``, ``mcp-v2``,
-``fastmcp``) and the stdlib peers for the relay's edge cases (``eof-ignoring``,
+``fastmcp``), ``ts-sdk-early`` (our TS server writing a log line before it answers
+``initialize``), and the stdlib peers for the relay's edge cases (``eof-ignoring``,
 ``eof-ignoring-sigterm``, ``exit-at-once``, ``big-log``).
 """
 
@@ -59,6 +60,7 @@ def _stdlib(script: str, *args: str) -> Callable[[], list[str]]:
 _COMMANDS: dict[str, Callable[[], list[str] | str]] = {
     "ts-sdk-everything": _node(EVERYTHING, "stdio"),
     "ts-sdk": _node(PEERS / "ts_server.mjs"),
+    "ts-sdk-early": _node(PEERS / "ts_server.mjs", "--early"),  # logs once before initialize is answered
     "mcp-v1": _venv("mcp-v1", "py_v1_server.py"),
     "mcp-v2": _mcp_v2,
     "fastmcp": _venv("fastmcp", "fastmcp_server.py"),
