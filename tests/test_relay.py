@@ -114,8 +114,39 @@ def test_the_outbox_drops_and_counts_what_does_not_fit():
     assert outbox.take(2) == [b"aaaa", b"bbbb"]
     assert outbox.queued_bytes == 2 and outbox.offer(b"12345678")
     assert outbox.take() == [b"dd", b"12345678"] and outbox.queued_bytes == 0
-    assert not outbox.offer(b"x" * 11) and outbox.dropped == 3
-    assert outbox.stats() == {"accepted": 4, "dropped": 3, "high_water_bytes": 10, "max_bytes": 10}
-    assert repr(outbox) == "Outbox(queued=0, queued_bytes=0, accepted=4, dropped=3)"
+    assert outbox.stats() == {"accepted": 4, "dropped": 2, "abandoned": 0, "high_water_bytes": 10, "max_bytes": 10}
+    assert repr(outbox) == "Outbox(queued=0, queued_bytes=0, accepted=4, dropped=2)"
     with pytest.raises(ValueError, match="max_bytes must be at least 1"):
         relay.Outbox(0)
+
+
+def test_the_outbox_admits_one_payload_larger_than_its_bound_beside_the_bound():
+    outbox = relay.Outbox(max_bytes=10)
+    big = b"x" * (2 << 20)
+    assert outbox.offer(b"a") and outbox.offer(big) and outbox.offer(b"y" * 9)  # big is not counted against 10
+    assert not outbox.offer(b"z") and not outbox.offer(big + b"!") and outbox.dropped == 2  # one oversized at a time
+    assert outbox.queued_bytes == len(big) + 10 == outbox.high_water
+    assert outbox.take(2) == [b"a", big] and outbox.queued_bytes == 9
+    assert outbox.offer(big) and outbox.offer(b"z") and not outbox.offer(b"w")
+    assert outbox.take() == [b"y" * 9, big, b"z"] and outbox.queued_bytes == 0
+    assert (outbox.accepted, outbox.dropped) == (5, 3)
+
+
+def test_abandon_empties_the_outbox_and_counts():
+    outbox = relay.Outbox(max_bytes=10)
+    outbox.offer(b"aa")
+    outbox.offer(b"bb")
+    assert outbox.abandon() == 2 and len(outbox) == 0 and outbox.queued_bytes == 0
+    assert outbox.abandon() == 0 and outbox.stats()["abandoned"] == 2
+
+
+@given(st.lists(st.integers(0, 30).map(lambda n: b"p" * n), max_size=12), st.integers(1, 40),
+       st.lists(st.integers(0, 30).map(lambda n: b"q" * n), max_size=4))
+def test_offer_all_is_offer_of_each_in_order(payloads, max_bytes, queued):
+    one, each = relay.Outbox(max_bytes), relay.Outbox(max_bytes)
+    for outbox in (one, each):
+        for payload in queued:
+            outbox.offer(payload)
+    assert one.offer_all(payloads) == sum(each.offer(p) for p in payloads)
+    assert one.stats() == each.stats() and one.queued_bytes == each.queued_bytes
+    assert one.take(100) == each.take(100)

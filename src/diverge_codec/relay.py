@@ -68,15 +68,19 @@ def unreachable_frame(reason: str = "the container's MCP server cannot be reache
 
 
 class Outbox:
-    """Payloads waiting for the channel, at most ``max_bytes`` of them; the rest are dropped.
+    """Payloads waiting for the channel, ``max_bytes`` of them and one larger; the rest are dropped.
 
     ``offer`` never blocks and never grows the queue past its bound: a payload that
     does not fit is counted in ``dropped`` and forgotten, as the seed says a
     notification the channel could not keep pace with is. A payload larger than the
-    whole bound is dropped even into an empty queue.
+    whole bound is admitted when no other such payload is queued, and is not counted
+    against the bound, so a notification up to the relay's line limit reaches a
+    consumer that keeps up, and so do the small ones right behind it: the queue holds
+    at most ``max_bytes`` plus one payload. ``abandon`` empties the queue when the
+    channel will take nothing more; what it held counts in ``abandoned``.
     """
 
-    __slots__ = ("_queue", "max_bytes", "queued_bytes", "high_water", "accepted", "dropped")
+    __slots__ = ("_queue", "max_bytes", "queued_bytes", "high_water", "accepted", "dropped", "abandoned", "_oversized")
 
     def __init__(self, max_bytes: int = 1 << 20) -> None:
         if max_bytes < 1:
@@ -87,6 +91,8 @@ class Outbox:
         self.high_water = 0
         self.accepted = 0
         self.dropped = 0
+        self.abandoned = 0
+        self._oversized = 0  # the size of the one queued payload over max_bytes, if any
 
     def __repr__(self) -> str:
         return (f"Outbox(queued={len(self._queue)}, queued_bytes={self.queued_bytes}, "
@@ -96,9 +102,14 @@ class Outbox:
         return len(self._queue)
 
     def offer(self, payload: bytes) -> bool:
-        """Queue a payload if it fits; False (and one more ``dropped``) if it does not."""
+        """Queue a payload if it fits (or is the one oversized payload); False (and one more ``dropped``) if not."""
         size = len(payload)
-        if self.queued_bytes + size > self.max_bytes:
+        if size > self.max_bytes:
+            if self._oversized:
+                self.dropped += 1
+                return False
+            self._oversized = size
+        elif self.queued_bytes - self._oversized + size > self.max_bytes:
             self.dropped += 1
             return False
         self._queue.append(payload)
@@ -108,16 +119,42 @@ class Outbox:
             self.high_water = self.queued_bytes
         return True
 
+    def offer_all(self, payloads: list[bytes]) -> int:
+        """``offer`` each payload, in order: how many were queued. One step when they all fit."""
+        if not payloads:
+            return 0
+        sizes = list(map(len, payloads))
+        total = sum(sizes)
+        if max(sizes) <= self.max_bytes and self.queued_bytes - self._oversized + total <= self.max_bytes:
+            self._queue.extend(payloads)
+            self.queued_bytes += total
+            self.accepted += len(payloads)
+            if self.queued_bytes > self.high_water:
+                self.high_water = self.queued_bytes
+            return len(payloads)
+        return sum(map(self.offer, payloads))
+
     def take(self, max_items: int = 256) -> list[bytes]:
         """Up to ``max_items`` payloads, oldest first, removed from the queue."""
         taken: list[bytes] = []
         queue = self._queue
         while queue and len(taken) < max_items:
             taken.append(queue.popleft())
-        self.queued_bytes -= sum(map(len, taken))
+        size = sum(map(len, taken))
+        self.queued_bytes -= size
+        if self._oversized and self.queued_bytes < self._oversized:  # it was taken
+            self._oversized = 0
         return taken
+
+    def abandon(self) -> int:
+        """Forget every queued payload (the channel is gone or will not drain): how many."""
+        count = len(self._queue)
+        self._queue.clear()
+        self.queued_bytes = self._oversized = 0
+        self.abandoned += count
+        return count
 
     def stats(self) -> dict[str, Any]:
         """The counters, for a log line or a report."""
-        return {"accepted": self.accepted, "dropped": self.dropped, "high_water_bytes": self.high_water,
-                "max_bytes": self.max_bytes}
+        return {"accepted": self.accepted, "dropped": self.dropped, "abandoned": self.abandoned,
+                "high_water_bytes": self.high_water, "max_bytes": self.max_bytes}
