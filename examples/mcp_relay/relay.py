@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from diverge_codec import relay, stream
+from diverge_codec import mcp_notifications, relay, stream
 
 PROTOCOL_VERSION = "2025-11-25"
 """The handshake revision the relay offers: one where the SDK still sends logging notifications."""
@@ -51,6 +51,8 @@ class RelayReport:
 
     seen: int = 0
     dropped: int = 0
+    refused: int = 0
+    """Notifications the channel refuses (not JSON, a lone surrogate, ...): counted, never sent."""
     high_water_bytes: int = 0
     unreachable: bool = False
     answered: bool = False
@@ -157,7 +159,11 @@ async def relay_server(
             for line in lines:
                 if capture:
                     report.captured.append(line + b"\n")
-                payload = frame(line)
+                try:
+                    payload = frame(line)
+                except mcp_notifications.NotificationParseError:
+                    report.refused += 1
+                    continue
                 if payload is not None:
                     report.seen += 1
                     channel.offer(payload)
