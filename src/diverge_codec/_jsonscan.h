@@ -1,41 +1,26 @@
 /* The relay's compiled scanner: is a JSON-RPC message a notification the mcp-notifications
  * channel accepts, and which bytes hold its top-level "jsonrpc" members?
  *
- * Validity is orjson's by construction: the document is read by the yyjson reader that
- * orjson vendors (vendor/yyjson.c, orjson's fork of yyjson 0.9.0, built with orjson's
- * defines: no non-standard JSON, a container depth limit of 1024), after a strict UTF-8
- * check of the whole input, which is what orjson does before it hands yyjson a str. The
- * scan runs in C from start to end, holding the GIL and calling no Python API, so no
- * Python code runs while it reads the caller's buffer.
+ * One pass over the bytes, building nothing: it accepts exactly what orjson.loads accepts
+ * (orjson reads with its fork of yyjson 0.9, non-standard JSON off, after a strict UTF-8
+ * check of the whole input): RFC 8259 JSON; strict UTF-8; escapes with surrogate pairs
+ * only (a lone surrogate escape is refused); no control character in a string; nesting of at most
+ * 1024 arrays and objects; a number refused only where it rounds to infinity as a double
+ * (integers too wide for 64 bits are read as doubles). Duplicate keys are read as orjson
+ * reads them: the last one wins. The differential fuzz target (fuzz/fuzz_scanner.py) and
+ * tests/test_scanner.py hold it to orjson.
  *
- * yyjson reads a copy of the input and leaves each string's bytes where they were, so a
- * key's offset in the copy is its offset in the input: the members are located from the
- * keys yyjson found (decoded, escapes and all), and only whitespace and one comma are
- * read around them.
+ * It runs in C from start to end, holding the GIL and calling no Python API, so no Python
+ * code runs while it reads the caller's buffer. It relies on data[size] == 0, as a bytes
+ * object guarantees: every read stops at the first byte that ends a token, and a NUL ends
+ * them all, so no read goes past data[size].
  */
 #ifndef DIVERGE_CODEC_JSONSCAN_H
 #define DIVERGE_CODEC_JSONSCAN_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
-
-#define YYJSON_DISABLE_NON_STANDARD 1
-#define YYJSON_DISABLE_UTF8_VALIDATION 1
-#define YYJSON_DISABLE_UTILS 1
-#define YYJSON_DISABLE_WRITER 1
-#define yyjson_api static /* compiled into this module only: no symbol is exported */
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wunused-variable"
-#pragma GCC diagnostic ignored "-Wunused-but-set-variable"
-#endif
-#include "vendor/yyjson.c"
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
 
 enum {
     DC_NOTIFICATION = 0,     /* a notification: splice it */
@@ -44,11 +29,12 @@ enum {
     DC_METHOD = 3,           /* method absent or not a string */
     DC_PARAMS = 4,           /* params neither absent, null nor an object */
     DC_META = 5,             /* params._meta neither absent, null nor an object */
-    DC_UNSURE = 6            /* valid, but beyond what the splice records: let the parser do it */
+    DC_UNSURE = 6            /* valid, but more envelope runs than the splice records: let the parser do it */
 };
 
 #define DC_MAX_CUTS 8
-#define DC_STACK_POOL 16384
+#define DC_MAX_DEPTH 1024
+#define DC_NONE ((size_t)-1)
 
 typedef struct {
     size_t start, end;           /* the document, outer whitespace left out */
@@ -56,8 +42,18 @@ typedef struct {
     size_t cuts[DC_MAX_CUTS][2];
 } dc_splice;
 
+/* The least decimal that rounds to infinity as a double, 2**1024 - 2**970 (ties go to even: up). */
+static const char DC_INFINITY_FROM[] = "179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792";
+
+enum { DC_ABSENT = 0, DC_STRING, DC_OBJECT, DC_NULL, DC_OTHER };
+enum { DC_ROLE_OTHER = 0, DC_ROLE_ENVELOPE, DC_ROLE_METHOD, DC_ROLE_PARAMS, DC_ROLE_ID, DC_ROLE_META };
+
 static inline int dc_space(unsigned char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static inline int dc_digit(unsigned char c) {
+    return c >= '0' && c <= '9';
 }
 
 /* Strict UTF-8 (no overlong form, no surrogate, nothing past U+10FFFF), as Rust's and
@@ -101,132 +97,309 @@ static int dc_utf8_valid(const unsigned char *s, size_t n) {
     return 1;
 }
 
-static inline int dc_key_is(yyjson_val *key, const char *name, size_t len) {
-    return unsafe_yyjson_get_len(key) == len && memcmp(unsafe_yyjson_get_str(key), name, len) == 0;
+static inline int dc_hex(unsigned char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
 }
 
-/* The last value of the member named name in obj (duplicates: the last wins, as in orjson), or NULL. */
-static yyjson_val *dc_last_member(yyjson_val *obj, const char *name, size_t len) {
-    yyjson_obj_iter iter;
-    yyjson_val *key, *found = NULL;
-    yyjson_obj_iter_init(obj, &iter);
-    while ((key = yyjson_obj_iter_next(&iter))) {
-        if (dc_key_is(key, name, len)) found = key + 1;
+/* Four hex digits at s, read one by one (a NUL stops them): their value, or -1. */
+static inline int dc_hex4(const unsigned char *s) {
+    int value = 0, digit, i;
+    for (i = 0; i < 4; i++) {
+        digit = dc_hex(s[i]);
+        if (digit < 0) return -1;
+        value = value * 16 + digit;
     }
-    return found;
+    return value;
 }
 
-/* Where the value before the separator ending at pos ends: back over whitespace, a comma,
- * whitespace. SIZE_MAX if the bytes are not that (they always are in a valid document). */
-static size_t dc_end_before(const unsigned char *s, size_t floor, size_t pos, int comma) {
-    while (pos > floor && dc_space(s[pos - 1])) pos--;
-    if (comma) {
-        if (pos <= floor || s[pos - 1] != ',') return SIZE_MAX;
-        pos--;
-        while (pos > floor && dc_space(s[pos - 1])) pos--;
+/* A key's decoded text, as far as telling the five names apart needs: 8 units, and any unit
+ * that is no printable ASCII stored as 0xFF, which no name holds. */
+typedef struct {
+    unsigned char text[8];
+    size_t len;
+} dc_key;
+
+static inline void dc_key_add(dc_key *key, unsigned int unit) {
+    if (key->len < sizeof(key->text)) key->text[key->len] = (unit >= 0x20 && unit < 0x7F) ? (unsigned char)unit : 0xFF;
+    key->len++;
+}
+
+static inline int dc_key_is(const dc_key *key, const char *name, size_t len) {
+    return key->len == len && memcmp(key->text, name, len) == 0;
+}
+
+/* The string whose opening quote is at s[pos]: the position after its closing quote, or 0.
+ * With key, its decoded text goes there. */
+static size_t dc_string(const unsigned char *s, size_t pos, dc_key *key) {
+    int unit, low;
+    pos++;
+    for (;;) {
+        unsigned char c = s[pos];
+        if (c == '"') return pos + 1;
+        if (c < 0x20) return 0;  /* a control character, or the NUL past the end */
+        if (c != '\\') {
+            if (key) dc_key_add(key, c);
+            pos++;
+            continue;
+        }
+        c = s[pos + 1];
+        switch (c) {
+        case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+            if (key) dc_key_add(key, (c == '"' || c == '\\' || c == '/') ? c : 0);
+            pos += 2;
+            break;
+        case 'u':
+            unit = dc_hex4(s + pos + 2);
+            if (unit < 0) return 0;
+            pos += 6;
+            if (unit >= 0xD800 && unit <= 0xDBFF) {  /* a high surrogate: a low one must follow */
+                if (s[pos] != '\\' || s[pos + 1] != 'u') return 0;
+                low = dc_hex4(s + pos + 2);
+                if (low < 0xDC00 || low > 0xDFFF) return 0;
+                pos += 6;
+                unit = 0x10000;
+            } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
+                return 0;
+            }
+            if (key) dc_key_add(key, (unsigned int)unit);
+            break;
+        default:
+            return 0;
+        }
     }
-    return pos;
 }
 
-static int dc_add_cut(dc_splice *out, size_t start, size_t end) {
-    if (out->ncuts == DC_MAX_CUTS || end < start) return 0;
+/* The number at s[pos]: the position after it, or 0 if orjson refuses it. */
+static size_t dc_number(const unsigned char *s, size_t pos) {
+    size_t int_start, int_end, frac_start = 0, frac_end = 0, first, i, t;
+    long long exponent = 0, lead;
+    int negative_exponent = 0;
+    unsigned char digit;
+    if (s[pos] == '-') pos++;
+    int_start = pos;
+    if (s[pos] == '0') {
+        pos++;
+    } else if (s[pos] >= '1' && s[pos] <= '9') {
+        while (dc_digit(s[pos])) pos++;
+    } else {
+        return 0;
+    }
+    int_end = pos;
+    if (s[pos] == '.') {
+        frac_start = ++pos;
+        if (!dc_digit(s[pos])) return 0;
+        while (dc_digit(s[pos])) pos++;
+        frac_end = pos;
+    }
+    if (s[pos] == 'e' || s[pos] == 'E') {
+        pos++;
+        if (s[pos] == '+' || s[pos] == '-') negative_exponent = s[pos++] == '-';
+        if (!dc_digit(s[pos])) return 0;
+        while (dc_digit(s[pos])) {
+            if (exponent < 1000000000) exponent = exponent * 10 + (s[pos] - '0');
+            pos++;
+        }
+        if (negative_exponent) exponent = -exponent;
+    }
+    if (exponent == 0 && int_end - int_start <= 308) return pos;  /* below 10**308 */
+    /* The first significant digit, and the power of ten it stands for. */
+    if (s[int_start] != '0') {
+        first = int_start;
+        lead = (long long)(int_end - int_start) - 1;
+    } else {
+        for (first = frac_start; first < frac_end && s[first] == '0'; first++) {}
+        if (first >= frac_end) return pos;  /* zero, whatever the exponent */
+        lead = -(long long)(first - frac_start) - 1;
+    }
+    lead += exponent;
+    if (lead <= 307) return pos;
+    if (lead >= 309) return 0;
+    /* Between 10**308 and 10**309: compare the digits with the least that rounds to infinity. */
+    i = first;
+    for (t = 0; t < sizeof(DC_INFINITY_FROM) - 1; t++) {
+        if (i == int_end && frac_start) i = frac_start;  /* over the point */
+        digit = (i < int_end || (frac_start && i >= frac_start && i < frac_end)) ? s[i++] : '0';
+        if (digit != (unsigned char)DC_INFINITY_FROM[t]) return digit < (unsigned char)DC_INFINITY_FROM[t] ? pos : 0;
+    }
+    return 0;  /* equal to it in every digit it has: at least it */
+}
+
+/* A literal (true, false, null) at s[pos]: the position after it, or 0. */
+static inline size_t dc_literal(const unsigned char *s, size_t pos, const char *word, size_t len) {
+    size_t i;
+    for (i = 0; i < len; i++) {
+        if (s[pos + i] != (unsigned char)word[i]) return 0;
+    }
+    return pos + len;
+}
+
+static inline int dc_kind(unsigned char c) {
+    return c == '"' ? DC_STRING : c == '{' ? DC_OBJECT : c == 'n' ? DC_NULL : DC_OTHER;
+}
+
+static int dc_role(const dc_key *key, int in_params) {
+    if (in_params) return dc_key_is(key, "_meta", 5) ? DC_ROLE_META : DC_ROLE_OTHER;
+    if (dc_key_is(key, "jsonrpc", 7)) return DC_ROLE_ENVELOPE;
+    if (dc_key_is(key, "method", 6)) return DC_ROLE_METHOD;
+    if (dc_key_is(key, "params", 6)) return DC_ROLE_PARAMS;
+    if (dc_key_is(key, "id", 2)) return DC_ROLE_ID;
+    return DC_ROLE_OTHER;
+}
+
+/* The cuts that remove every top-level "jsonrpc" member, fed one member at a time. A run of
+ * such members is removed from its first key to the next kept member's key; a run at the end,
+ * from the end of the last kept value before it (its comma included); a run that is every
+ * member, from its first key to its last value's end. Every other byte stays. */
+typedef struct {
+    size_t run_start, run_before, last_end;
+    int run_open, overflow;
+} dc_cutter;
+
+static void dc_cut(dc_splice *out, dc_cutter *cutter, size_t start, size_t end) {
+    if (out->ncuts == DC_MAX_CUTS) {
+        cutter->overflow = 1;
+        return;
+    }
     out->cuts[out->ncuts][0] = start;
     out->cuts[out->ncuts][1] = end;
     out->ncuts++;
     out->removed += end - start;
-    return 1;
 }
 
-/* The cuts that remove every top-level "jsonrpc" member. A run of such members is removed
- * from its first key to the next kept member's key; a run at the end, from the end of the
- * last kept value before it (its comma included); a run that is every member, from its
- * first key to its last value's end. Every other byte stays. */
-static int dc_find_cuts(yyjson_doc *doc, const unsigned char *s, dc_splice *out) {
-    yyjson_obj_iter iter;
-    yyjson_val *key;
-    const char *pool = doc->str_pool;
-    size_t index = 0, key_start, prev_start = 0, prev_end = SIZE_MAX, before_prev_end = SIZE_MAX;
-    size_t run_start = 0, run_before = SIZE_MAX;
-    int prev_envelope = 0, run_open = 0;
-    yyjson_obj_iter_init(doc->root, &iter);
-    for (;;) {
-        key = yyjson_obj_iter_next(&iter);
-        if (key) {
-            key_start = (size_t)(unsafe_yyjson_get_str(key) - pool) - 1;
-            if (key_start <= out->start || key_start >= out->end || s[key_start] != '"') return 0;
-        }
-        if (index > 0) {  /* the previous member ends before this key, or before the closing brace */
-            prev_end = key ? dc_end_before(s, prev_start, key_start, 1) : dc_end_before(s, prev_start, out->end - 1, 0);
-            if (prev_end == SIZE_MAX) return 0;
-            if (prev_envelope && !run_open) {
-                run_open = 1;
-                run_start = prev_start;
-                run_before = before_prev_end;
-            } else if (!prev_envelope && run_open) {
-                run_open = 0;
-                if (!dc_add_cut(out, run_start, prev_start)) return 0;
-            }
-            before_prev_end = prev_end;
-        }
-        if (!key) break;
-        prev_start = key_start;
-        prev_envelope = dc_key_is(key, "jsonrpc", 7);
-        index++;
+static inline void dc_member(dc_splice *out, dc_cutter *cutter, size_t start, size_t end, int envelope) {
+    if (envelope && !cutter->run_open) {
+        cutter->run_open = 1;
+        cutter->run_start = start;
+        cutter->run_before = cutter->last_end;
+    } else if (!envelope && cutter->run_open) {
+        cutter->run_open = 0;
+        dc_cut(out, cutter, cutter->run_start, start);
     }
-    if (run_open && !dc_add_cut(out, run_before != SIZE_MAX ? run_before : run_start, prev_end)) return 0;
-    return 1;
+    cutter->last_end = end;
 }
 
-static int dc_shape(yyjson_val *root) {
-    yyjson_val *method, *params, *meta;
-    if (dc_last_member(root, "id", 2)) return DC_NOT_NOTIFICATION;
-    method = dc_last_member(root, "method", 6);
-    if (!method || !yyjson_is_str(method)) return DC_METHOD;
-    params = dc_last_member(root, "params", 6);
-    if (!params || yyjson_is_null(params)) return DC_NOTIFICATION;
-    if (!yyjson_is_obj(params)) return DC_PARAMS;
-    meta = dc_last_member(params, "_meta", 5);
-    if (!meta || yyjson_is_null(meta) || yyjson_is_obj(meta)) return DC_NOTIFICATION;
-    return DC_META;
-}
-
-/* Read one JSON-RPC message: a DC_ status, and for DC_NOTIFICATION the splice in out. */
+/* Read one JSON-RPC message (data[size] must be 0): a DC_ status, and for DC_NOTIFICATION the splice in out. */
 static int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
     const unsigned char *s = (const unsigned char *)data;
-    uint64_t stack_pool[DC_STACK_POOL / sizeof(uint64_t)];
-    void *pool = stack_pool;
-    size_t capacity = (((size / 2) * 24) + 256 + 4095) & ~(size_t)4095;  /* orjson's bound */
-    yyjson_alc alc;
-    yyjson_read_err err;
-    yyjson_doc *doc;
-    int status;
+    unsigned char stack[DC_MAX_DEPTH + 1];  /* the open containers: '{' or '[' */
+    size_t depth = 0, pos = 0, next, member_start = 0;
+    int role = DC_ROLE_OTHER, in_params = 0, root_kind, has_id = 0;
+    int method_kind = DC_ABSENT, params_kind = DC_ABSENT, meta_kind = DC_ABSENT, kind;
+    dc_cutter cutter = {0, DC_NONE, DC_NONE, 0, 0};
+    dc_key key;
 
     memset(out, 0, sizeof(*out));
-    while (out->start < size && dc_space(s[out->start])) out->start++;
-    if (out->start == size) return DC_NOT_NOTIFICATION;  /* a blank line is no message */
+    while (dc_space(s[pos])) pos++;
+    if (pos >= size) return DC_NOT_NOTIFICATION;  /* a blank line is no message */
     if (!dc_utf8_valid(s, size)) return DC_INVALID;
-    if (capacity > DC_STACK_POOL) {
-        pool = malloc(capacity);
-        if (!pool) return DC_UNSURE;
-    } else {
-        capacity = DC_STACK_POOL;
-    }
-    yyjson_alc_pool_init(&alc, pool, capacity);
-    doc = yyjson_read_opts((char *)data, size, &alc, &err);
-    if (!doc) {
-        status = DC_INVALID;
-    } else if (!yyjson_is_obj(doc->root)) {
-        status = DC_NOT_NOTIFICATION;
-    } else {
-        status = dc_shape(doc->root);
-        if (status == DC_NOTIFICATION) {
-            out->end = size;
-            while (dc_space(s[out->end - 1])) out->end--;
-            if (s[out->start] != '{' || s[out->end - 1] != '}' || !dc_find_cuts(doc, s, out)) status = DC_UNSURE;
+    out->start = pos;
+    root_kind = dc_kind(s[pos]);
+
+value:
+    kind = dc_kind(s[pos]);
+    if (depth == 1 && stack[1] == '{') {  /* a top-level member's value */
+        if (role == DC_ROLE_METHOD) method_kind = kind;
+        if (role == DC_ROLE_PARAMS) {
+            params_kind = kind;
+            meta_kind = DC_ABSENT;  /* the last params wins, and its _meta with it */
         }
+    } else if (depth == 2 && in_params && role == DC_ROLE_META) {
+        meta_kind = kind;
     }
-    if (pool != stack_pool) free(pool);
-    return status;
+    switch (s[pos]) {
+    case '{':
+    case '[':
+        if (depth == DC_MAX_DEPTH) return DC_INVALID;
+        stack[++depth] = s[pos];
+        if (depth == 2 && stack[2] == '{' && stack[1] == '{' && role == DC_ROLE_PARAMS) in_params = 1;
+        pos++;
+        while (dc_space(s[pos])) pos++;
+        if (s[pos] == (stack[depth] == '{' ? '}' : ']')) {
+            pos++;
+            goto closed;
+        }
+        if (stack[depth] == '{') goto key;
+        goto value;
+    case '"':
+        next = dc_string(s, pos, NULL);
+        break;
+    case 't':
+        next = dc_literal(s, pos, "true", 4);
+        break;
+    case 'f':
+        next = dc_literal(s, pos, "false", 5);
+        break;
+    case 'n':
+        next = dc_literal(s, pos, "null", 4);
+        break;
+    default:
+        next = dc_number(s, pos);
+        break;
+    }
+    if (!next) return DC_INVALID;
+    pos = next;
+    goto after;
+
+key:
+    if (s[pos] != '"') return DC_INVALID;
+    if (depth == 1 || (depth == 2 && in_params)) {
+        key.len = 0;
+        next = dc_string(s, pos, &key);
+        if (!next) return DC_INVALID;
+        role = dc_role(&key, depth == 2);
+        if (depth == 1) {
+            member_start = pos;
+            has_id |= role == DC_ROLE_ID;
+        }
+    } else {
+        next = dc_string(s, pos, NULL);
+        if (!next) return DC_INVALID;
+    }
+    pos = next;
+    while (dc_space(s[pos])) pos++;
+    if (s[pos] != ':') return DC_INVALID;
+    pos++;
+    while (dc_space(s[pos])) pos++;
+    goto value;
+
+closed:  /* the container at depth ended at pos */
+    depth--;
+    if (depth == 1) in_params = 0;
+
+after:  /* a value ended at pos */
+    if (depth == 1 && stack[1] == '{') dc_member(out, &cutter, member_start, pos, role == DC_ROLE_ENVELOPE);
+    if (depth == 0) {
+        out->end = pos;
+        while (dc_space(s[pos])) pos++;
+        if (pos != size) return DC_INVALID;
+        goto done;
+    }
+    while (dc_space(s[pos])) pos++;
+    if (s[pos] == ',') {
+        pos++;
+        while (dc_space(s[pos])) pos++;
+        if (stack[depth] == '{') goto key;
+        goto value;
+    }
+    if (s[pos] == (stack[depth] == '{' ? '}' : ']')) {
+        pos++;
+        goto closed;
+    }
+    return DC_INVALID;
+
+done:
+    if (root_kind != DC_OBJECT || has_id) return DC_NOT_NOTIFICATION;
+    if (method_kind != DC_STRING) return DC_METHOD;
+    if (params_kind == DC_OBJECT) {
+        if (meta_kind != DC_ABSENT && meta_kind != DC_NULL && meta_kind != DC_OBJECT) return DC_META;
+    } else if (params_kind != DC_ABSENT && params_kind != DC_NULL) {
+        return DC_PARAMS;
+    }
+    if (cutter.run_open) dc_cut(out, &cutter, cutter.run_before != DC_NONE ? cutter.run_before : cutter.run_start, cutter.last_end);
+    return cutter.overflow ? DC_UNSURE : DC_NOTIFICATION;
 }
 
 #endif
