@@ -12,8 +12,8 @@
  *
  * It runs in C from start to end, holding the GIL and calling no Python API, so no Python
  * code runs while it reads the caller's buffer. It relies on data[size] == 0, as a bytes
- * object guarantees: every read stops at the first byte that ends a token, and a NUL ends
- * them all, so no read goes past data[size].
+ * object guarantees: every byte-wise read stops at the first byte that ends a token, and a
+ * NUL ends them all, so no read goes past data[size]; word-wise reads stay below size.
  */
 #ifndef DIVERGE_CODEC_JSONSCAN_H
 #define DIVERGE_CODEC_JSONSCAN_H
@@ -49,52 +49,50 @@ enum { DC_ABSENT = 0, DC_STRING, DC_OBJECT, DC_NULL, DC_OTHER };
 enum { DC_ROLE_OTHER = 0, DC_ROLE_ENVELOPE, DC_ROLE_METHOD, DC_ROLE_PARAMS, DC_ROLE_ID, DC_ROLE_META };
 
 static inline int dc_space(unsigned char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+    return c <= ' ' && (c == ' ' || c == '\t' || c == '\n' || c == '\r');
 }
 
 static inline int dc_digit(unsigned char c) {
     return c >= '0' && c <= '9';
 }
 
-/* Strict UTF-8 (no overlong form, no surrogate, nothing past U+10FFFF), as Rust's and
- * orjson's check: the Unicode standard's table 3-7. */
-static int dc_utf8_valid(const unsigned char *s, size_t n) {
-    size_t i = 0;
-    while (i < n) {
-        uint64_t word;
-        while (i + 8 <= n) {
-            memcpy(&word, s + i, 8);
-            if (word & UINT64_C(0x8080808080808080)) break;
-            i += 8;
-        }
-        if (i >= n) break;
-        unsigned char c = s[i], c1;
-        if (c < 0x80) {
-            i += 1;
-        } else if (c < 0xC2) {
-            return 0;
-        } else if (c < 0xE0) {
-            if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return 0;
-            i += 2;
-        } else if (c < 0xF0) {
-            if (i + 2 >= n) return 0;
-            c1 = s[i + 1];
-            if (c == 0xE0 ? (c1 < 0xA0 || c1 > 0xBF) : c == 0xED ? (c1 < 0x80 || c1 > 0x9F) : (c1 & 0xC0) != 0x80)
-                return 0;
-            if ((s[i + 2] & 0xC0) != 0x80) return 0;
-            i += 3;
-        } else if (c < 0xF5) {
-            if (i + 3 >= n) return 0;
-            c1 = s[i + 1];
-            if (c == 0xF0 ? (c1 < 0x90 || c1 > 0xBF) : c == 0xF4 ? (c1 < 0x80 || c1 > 0x8F) : (c1 & 0xC0) != 0x80)
-                return 0;
-            if ((s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80) return 0;
-            i += 4;
-        } else {
-            return 0;
-        }
+/* The length of the UTF-8 character at s[pos] (lead byte >= 0x80), or 0 where it is not strict
+ * UTF-8 (an overlong form, a surrogate, past U+10FFFF, cut short): the Unicode standard's table
+ * 3-7, as Rust's and orjson's check. Outside strings no byte >= 0x80 is read as JSON at all. */
+static inline size_t dc_utf8_char(const unsigned char *s, size_t pos, size_t end) {
+    unsigned char c = s[pos], c1;
+    if (c < 0xC2) return 0;
+    if (c < 0xE0) return (pos + 1 < end && (s[pos + 1] & 0xC0) == 0x80) ? 2 : 0;
+    if (c < 0xF0) {
+        if (pos + 2 >= end) return 0;
+        c1 = s[pos + 1];
+        if (c == 0xE0 ? (c1 < 0xA0 || c1 > 0xBF) : c == 0xED ? (c1 < 0x80 || c1 > 0x9F) : (c1 & 0xC0) != 0x80) return 0;
+        return (s[pos + 2] & 0xC0) == 0x80 ? 3 : 0;
     }
-    return 1;
+    if (c < 0xF5) {
+        if (pos + 3 >= end) return 0;
+        c1 = s[pos + 1];
+        if (c == 0xF0 ? (c1 < 0x90 || c1 > 0xBF) : c == 0xF4 ? (c1 < 0x80 || c1 > 0x8F) : (c1 & 0xC0) != 0x80) return 0;
+        return ((s[pos + 2] & 0xC0) == 0x80 && (s[pos + 3] & 0xC0) == 0x80) ? 4 : 0;
+    }
+    return 0;
+}
+
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define DC_FIRST_BYTE_KNOWN 1
+#define DC_FIRST_FLAGGED(mask) (__builtin_ctzll(mask) >> 3)
+#else
+#define DC_FIRST_BYTE_KNOWN 0
+#endif
+#define DC_ONES UINT64_C(0x0101010101010101)
+#define DC_HIGH UINT64_C(0x8080808080808080)
+
+/* Which of eight string bytes need a look (a quote, a backslash, a control byte, a byte >=
+ * 0x80), a high bit each: none flagged means none there, and the lowest flag is exact (a
+ * borrow only runs upward from a flagged byte). */
+static inline uint64_t dc_special(uint64_t w) {
+    uint64_t quote = w ^ (DC_ONES * '"'), slash = w ^ (DC_ONES * '\\');
+    return (((quote - DC_ONES) & ~quote) | ((slash - DC_ONES) & ~slash) | ((w - DC_ONES * 0x20) & ~w) | w) & DC_HIGH;
 }
 
 static inline int dc_hex(unsigned char c) {
@@ -127,28 +125,41 @@ static inline void dc_key_add(dc_key *key, unsigned int unit) {
     key->len++;
 }
 
-static inline int dc_key_is(const dc_key *key, const char *name, size_t len) {
-    return key->len == len && memcmp(key->text, name, len) == 0;
-}
-
 /* The string whose opening quote is at s[pos]: the position after its closing quote, or 0.
- * With key, its decoded text goes there. */
-static size_t dc_string(const unsigned char *s, size_t pos, dc_key *key) {
+ * *escaped says whether it holds a backslash. */
+static size_t dc_string(const unsigned char *s, size_t pos, size_t end, int *escaped) {
     int unit, low;
+    size_t step;
+    uint64_t word;
     pos++;
     for (;;) {
+        if (pos + 8 <= end) {
+            memcpy(&word, s + pos, 8);
+            word = dc_special(word);
+            if (!word) {
+                pos += 8;
+                continue;
+            }
+#if DC_FIRST_BYTE_KNOWN
+            pos += (size_t)DC_FIRST_FLAGGED(word);  /* the lowest flag marks a byte that needs the look */
+#endif
+        }
         unsigned char c = s[pos];
         if (c == '"') return pos + 1;
         if (c < 0x20) return 0;  /* a control character, or the NUL past the end */
+        if (c >= 0x80) {
+            step = dc_utf8_char(s, pos, end);
+            if (!step) return 0;
+            pos += step;
+            continue;
+        }
         if (c != '\\') {
-            if (key) dc_key_add(key, c);
             pos++;
             continue;
         }
-        c = s[pos + 1];
-        switch (c) {
+        *escaped = 1;
+        switch (s[pos + 1]) {
         case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-            if (key) dc_key_add(key, (c == '"' || c == '\\' || c == '/') ? c : 0);
             pos += 2;
             break;
         case 'u':
@@ -160,14 +171,31 @@ static size_t dc_string(const unsigned char *s, size_t pos, dc_key *key) {
                 low = dc_hex4(s + pos + 2);
                 if (low < 0xDC00 || low > 0xDFFF) return 0;
                 pos += 6;
-                unit = 0x10000;
             } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
                 return 0;
             }
-            if (key) dc_key_add(key, (unsigned int)unit);
             break;
         default:
             return 0;
+        }
+    }
+}
+
+/* The decoded text of a valid string with escapes, its opening quote at s[pos], into key. */
+static void dc_key_decode(const unsigned char *s, size_t pos, dc_key *key) {
+    unsigned char c;
+    key->len = 0;
+    for (pos++; (c = s[pos]) != '"';) {
+        if (c != '\\') {
+            dc_key_add(key, c);
+            pos++;
+        } else if (s[pos + 1] == 'u') {
+            dc_key_add(key, (unsigned int)dc_hex4(s + pos + 2));  /* a surrogate pair: two units >= 0x80 */
+            pos += 6;
+        } else {
+            c = s[pos + 1];
+            dc_key_add(key, (c == '"' || c == '\\' || c == '/') ? c : 0);
+            pos += 2;
         }
     }
 }
@@ -240,13 +268,21 @@ static inline int dc_kind(unsigned char c) {
     return c == '"' ? DC_STRING : c == '{' ? DC_OBJECT : c == 'n' ? DC_NULL : DC_OTHER;
 }
 
-static int dc_role(const dc_key *key, int in_params) {
-    if (in_params) return dc_key_is(key, "_meta", 5) ? DC_ROLE_META : DC_ROLE_OTHER;
-    if (dc_key_is(key, "jsonrpc", 7)) return DC_ROLE_ENVELOPE;
-    if (dc_key_is(key, "method", 6)) return DC_ROLE_METHOD;
-    if (dc_key_is(key, "params", 6)) return DC_ROLE_PARAMS;
-    if (dc_key_is(key, "id", 2)) return DC_ROLE_ID;
+static inline int dc_name_is(const unsigned char *text, size_t len, const char *name, size_t name_len) {
+    return len == name_len && memcmp(text, name, len) == 0;
+}
+
+static int dc_role_of(const unsigned char *text, size_t len, int in_params) {
+    if (in_params) return dc_name_is(text, len, "_meta", 5) ? DC_ROLE_META : DC_ROLE_OTHER;
+    if (dc_name_is(text, len, "jsonrpc", 7)) return DC_ROLE_ENVELOPE;
+    if (dc_name_is(text, len, "method", 6)) return DC_ROLE_METHOD;
+    if (dc_name_is(text, len, "params", 6)) return DC_ROLE_PARAMS;
+    if (dc_name_is(text, len, "id", 2)) return DC_ROLE_ID;
     return DC_ROLE_OTHER;
+}
+
+static int dc_role(const dc_key *key, int in_params) {
+    return key->len <= sizeof(key->text) ? dc_role_of(key->text, key->len, in_params) : DC_ROLE_OTHER;
 }
 
 /* The cuts that remove every top-level "jsonrpc" member, fed one member at a time. A run of
@@ -285,8 +321,8 @@ static inline void dc_member(dc_splice *out, dc_cutter *cutter, size_t start, si
 static int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
     const unsigned char *s = (const unsigned char *)data;
     unsigned char stack[DC_MAX_DEPTH + 1];  /* the open containers: '{' or '[' */
-    size_t depth = 0, pos = 0, next, member_start = 0;
-    int role = DC_ROLE_OTHER, in_params = 0, root_kind, has_id = 0;
+    size_t depth = 0, pos = 0, next, member_start = 0, key_start;
+    int role = DC_ROLE_OTHER, in_params = 0, root_kind, has_id = 0, escaped = 0;
     int method_kind = DC_ABSENT, params_kind = DC_ABSENT, meta_kind = DC_ABSENT, kind;
     dc_cutter cutter = {0, DC_NONE, DC_NONE, 0, 0};
     dc_key key;
@@ -294,27 +330,17 @@ static int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
     memset(out, 0, sizeof(*out));
     while (dc_space(s[pos])) pos++;
     if (pos >= size) return DC_NOT_NOTIFICATION;  /* a blank line is no message */
-    if (!dc_utf8_valid(s, size)) return DC_INVALID;
     out->start = pos;
     root_kind = dc_kind(s[pos]);
 
 value:
-    kind = dc_kind(s[pos]);
-    if (depth == 1 && stack[1] == '{') {  /* a top-level member's value */
-        if (role == DC_ROLE_METHOD) method_kind = kind;
-        if (role == DC_ROLE_PARAMS) {
-            params_kind = kind;
-            meta_kind = DC_ABSENT;  /* the last params wins, and its _meta with it */
-        }
-    } else if (depth == 2 && in_params && role == DC_ROLE_META) {
-        meta_kind = kind;
-    }
     switch (s[pos]) {
     case '{':
     case '[':
         if (depth == DC_MAX_DEPTH) return DC_INVALID;
         stack[++depth] = s[pos];
-        if (depth == 2 && stack[2] == '{' && stack[1] == '{' && role == DC_ROLE_PARAMS) in_params = 1;
+        /* role is PARAMS here only right after the top-level params key: its value is this object */
+        if (role == DC_ROLE_PARAMS && depth == 2 && s[pos] == '{') in_params = 1;
         pos++;
         while (dc_space(s[pos])) pos++;
         if (s[pos] == (stack[depth] == '{' ? '}' : ']')) {
@@ -324,7 +350,7 @@ value:
         if (stack[depth] == '{') goto key;
         goto value;
     case '"':
-        next = dc_string(s, pos, NULL);
+        next = dc_string(s, pos, size, &escaped);
         break;
     case 't':
         next = dc_literal(s, pos, "true", 4);
@@ -345,24 +371,35 @@ value:
 
 key:
     if (s[pos] != '"') return DC_INVALID;
-    if (depth == 1 || (depth == 2 && in_params)) {
-        key.len = 0;
-        next = dc_string(s, pos, &key);
-        if (!next) return DC_INVALID;
-        role = dc_role(&key, depth == 2);
-        if (depth == 1) {
-            member_start = pos;
-            has_id |= role == DC_ROLE_ID;
-        }
-    } else {
-        next = dc_string(s, pos, NULL);
-        if (!next) return DC_INVALID;
-    }
+    escaped = 0;
+    next = dc_string(s, pos, size, &escaped);
+    if (!next) return DC_INVALID;
+    key_start = pos;
     pos = next;
     while (dc_space(s[pos])) pos++;
     if (s[pos] != ':') return DC_INVALID;
     pos++;
     while (dc_space(s[pos])) pos++;
+    if (depth == 1 || (depth == 2 && in_params)) {  /* a member the channel's rules look at */
+        if (escaped) {
+            dc_key_decode(s, key_start, &key);
+            role = dc_role(&key, depth == 2);
+        } else {
+            role = dc_role_of(s + key_start + 1, next - key_start - 2, depth == 2);
+        }
+        kind = dc_kind(s[pos]);  /* the value's kind, from its first byte (the scan checks the rest) */
+        if (depth == 1) {
+            member_start = key_start;
+            has_id |= role == DC_ROLE_ID;
+            if (role == DC_ROLE_METHOD) method_kind = kind;
+            if (role == DC_ROLE_PARAMS) {
+                params_kind = kind;
+                meta_kind = DC_ABSENT;  /* the last params wins, and its _meta with it */
+            }
+        } else if (role == DC_ROLE_META) {
+            meta_kind = kind;
+        }
+    }
     goto value;
 
 closed:  /* the container at depth ended at pos */
