@@ -223,6 +223,8 @@ JSONRPC_NOTIFICATION_PREFIX = b'{"jsonrpc":"2.0","method":"'
 _SPACE = b" \t\n\r"
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[][{},]', re.DOTALL)  # strings, brackets, commas
 _ENVELOPE_KEY = b'"jsonrpc"'
+_ENVELOPE_LAST = b',"jsonrpc":"2.0"}'
+_ENVELOPE_FIRST = b'{"jsonrpc":"2.0",'
 
 
 def splice_notification(message: bytes | bytearray | memoryview, /) -> bytes | None:
@@ -254,6 +256,13 @@ def splice_notification(message: bytes | bytearray | memoryview, /) -> bytes | N
     document = line.strip(_SPACE)
     if "jsonrpc" not in parsed:
         return b"\x00" + document
+    if document.count(_ENVELOPE_KEY) == 1 and b"\\u" not in document:  # one envelope member, spelled plainly
+        # As the SDKs write it, last or first: the bytes around it settle that it is a member of the
+        # object itself (a string cannot hold an unescaped quote), and the cut is the one below.
+        if document.endswith(_ENVELOPE_LAST) and document[-len(_ENVELOPE_LAST) - 1] not in _SPACE:
+            return b"\x00" + document[:-len(_ENVELOPE_LAST)] + b"}"
+        if document.startswith(_ENVELOPE_FIRST) and document[len(_ENVELOPE_FIRST):len(_ENVELOPE_FIRST) + 1] == b'"':
+            return b"\x00{" + document[len(_ENVELOPE_FIRST):]
     kept, at = [b"\x00"], 0
     for start, end in _envelope_cuts(document):
         kept.append(document[at:start])
