@@ -222,7 +222,7 @@ def test_one_argument_calls_take_it_by_position_only(tb, call, keyword):
     ("frame_notifications", "raw_jsons"), ("splice_notification", "message"),
 ])
 def test_one_argument_notification_calls_take_it_by_position_only(mn, call, keyword):
-    argument = {"decode": b"\x00{\"method\":\"m\"}", "frame_notification": b"{}", "splice_notification": b"{}"}.get(call, [])
+    argument = {"decode": b"\x00{\"method\":\"m\"}", "frame_notification": b"{}", "splice_notification": b"[]"}.get(call, [])
     getattr(mn, call)(argument)
     with pytest.raises(TypeError):
         getattr(mn, call)(**{keyword: argument})

@@ -3,13 +3,12 @@
 A proxy reads JSON-RPC messages from the container's MCP server and sends each
 notification on the channel as the server sent it. The channel carries the
 notification (rmcp's ``ServerNotification``: ``method``, ``params``), not the JSON-RPC
-envelope around it, so the relay removes the ``"jsonrpc":"2.0"`` member and keeps
-every other byte. For a message that begins the way the MCP SDKs write a notification
-(``{"jsonrpc":"2.0","method":"``, and no key ``id``) that is a splice in the compiled
-core (``mcp_notifications.splice_notification``), not a parse; anything else is parsed
-to tell a notification from a request or response, and then rewritten without the
-envelope (every member and value kept, the bytes orjson's). The fast path trusts the server's JSON as the SDK's own reader would; the
-consumer's decode is what refuses a body that is not JSON.
+envelope around it, so the relay removes the ``jsonrpc`` member, wherever the SDK
+put it, and keeps every other byte. ``relay_frame`` never yields a payload the
+channel's ``decode`` refuses: a notification it would refuse raises the channel's
+NotificationParseError, for the relay to count and drop. The compiled core does this
+with a scan that builds no Python object and accepts exactly what orjson reads
+(``mcp_notifications.splice_notification``); the pure core parses.
 
 ``Outbox`` is the seed's "a notification the channel could not keep pace with is not
 sent": a queue bounded in bytes that drops, and counts, what does not fit.
@@ -22,7 +21,6 @@ from types import ModuleType
 from typing import Any
 
 from . import mcp_notifications
-from ._json import dumps, loads
 from ._model import ErrorData
 
 UNREACHABLE_CODE = -32000
@@ -32,34 +30,31 @@ UNREACHABLE_CODE = -32000
 def relay_frame(message: bytes | bytearray | memoryview, codec: ModuleType = mcp_notifications) -> bytes | None:
     """The channel payload for one server message (tag 0 and the notification), or None.
 
-    None means the message is no notification: a request, a response, or not a JSON
-    object at all. ``codec`` is the mcp-notifications core to frame with.
+    ================================================  ==========================================
+    message                                           result
+    ================================================  ==========================================
+    an object with ``method`` and no ``id``           tag 0 + the object without its top-level
+                                                      ``jsonrpc`` member(s), every other byte kept
+    an object with an ``id`` (any spelling)           None: a request or a response
+    valid JSON that is not an object                  None: no JSON-RPC message, not relayed
+    nothing but JSON whitespace (a blank line)        None: no message at all
+    not JSON as orjson reads it (invalid UTF-8,       NotificationParseError, the parser's phrase
+    lone surrogate escape, NaN, 1e400, depth > 1024,  (what ``decode`` says of that body)
+    a truncated or non-JSON line)
+    an object without ``id`` whose method is no       NotificationParseError, ``decode``'s words
+    string, params or params._meta of the wrong kind
+    ================================================  ==========================================
+
+    A non-JSON line is refused rather than ignored: the relay counts it as a notification
+    the channel refuses. ``codec`` is the mcp-notifications core to frame with.
     """
-    payload: bytes | None = codec.splice_notification(message)
-    if payload is not None:
-        return payload
-    body = _parsed_notification_json(bytes(message))
-    return None if body is None else codec.frame_notification(body)
+    return codec.splice_notification(message)  # type: ignore[no-any-return]
 
 
 def notification_json(message: bytes | bytearray | memoryview) -> bytes | None:
     """The notification inside one JSON-RPC message, envelope removed, or None (see ``relay_frame``)."""
     payload = relay_frame(message)
     return None if payload is None else payload[1:]
-
-
-def _parsed_notification_json(line: bytes) -> bytes | None:
-    try:
-        obj = loads(line)
-    except ValueError:
-        return None
-    if not isinstance(obj, dict) or "id" in obj or not isinstance(obj.get("method"), str):
-        return None
-    obj.pop("jsonrpc", None)
-    try:
-        return dumps(obj)
-    except TypeError:  # deeper than orjson writes (254): relay it as sent, envelope and all
-        return line.strip()
 
 
 def unreachable_frame(reason: str = "the container's MCP server cannot be reached") -> bytes:
