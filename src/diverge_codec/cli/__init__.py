@@ -20,7 +20,7 @@ from ._common import CHANNELS, UsageError
 
 __all__ = ["CHANNELS", "SUBCOMMANDS", "UsageError", "main", "parser"]
 
-SUBCOMMANDS = ("inspect", "encode", "bench")
+SUBCOMMANDS = ("inspect", "encode", "bench", "doctor")
 
 
 def parser() -> argparse.ArgumentParser:
