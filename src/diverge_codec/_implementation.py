@@ -7,6 +7,9 @@ suites that turn warnings into errors, for a state that is a supported install.
 
 - ``DIVERGE_CODEC_PURE=1`` (any value but empty or ``0``) forces the pure core.
 - On PyPy the pure core serves: through cpyext the compiled one is slower there.
+- On a free-threaded CPython too: the compiled core is not declared free-threading safe
+  (importing it would turn the GIL back on), and without orjson, which has no build there,
+  it gains only a few percent.
 - ``DIVERGE_CODEC_REQUIRE_EXTENSION=1`` makes a missing or broken compiled core an
   ImportError instead of a fallback (CI, and anyone who must not run pure).
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import importlib
 import os
 import platform
+import sysconfig
 from typing import Literal
 
 
@@ -26,6 +30,7 @@ def _flag(name: str) -> bool:
 FORCED_PURE = _flag("DIVERGE_CODEC_PURE")
 REQUIRED = _flag("DIVERGE_CODEC_REQUIRE_EXTENSION")
 PYPY = platform.python_implementation() == "PyPy"
+FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 COMPILED_MODULES = ("_tools_begin_c", "_mcp_notifications_c", "_stream_c", "_sequence_c")
 
 
@@ -34,6 +39,8 @@ def _choose() -> tuple[Literal["cython", "python"], str]:
         return "python", "forced by DIVERGE_CODEC_PURE"
     if PYPY and not REQUIRED:
         return "python", "PyPy: the pure core is faster there than the compiled one through cpyext"
+    if FREE_THREADED and not REQUIRED:
+        return "python", "free-threaded CPython: the compiled core is not declared free-threading safe"
     try:
         for name in COMPILED_MODULES:
             importlib.import_module(f"{__package__}.{name}")

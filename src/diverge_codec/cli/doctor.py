@@ -12,7 +12,6 @@ import importlib.util
 import os
 import platform
 import sys
-import sysconfig
 from typing import Any
 
 from .. import __version__, _implementation, _json
@@ -28,19 +27,16 @@ def _json_reason() -> str:
     if os.environ.get("DIVERGE_CODEC_STDLIB_JSON", "") not in ("", "0"):
         return "the standard library's json: forced by DIVERGE_CODEC_STDLIB_JSON"
     if importlib.util.find_spec("orjson") is None:
-        why = "it has no build for PyPy" if _implementation.PYPY else "install orjson for speed"
+        why = ("it has no build for PyPy" if _implementation.PYPY else
+               "it has no free-threaded build" if _implementation.FREE_THREADED else "install orjson for speed")
         return f"the standard library's json: orjson is not installed ({why})"
     return "the standard library's json: orjson is installed but does not import"
-
-
-def _free_threaded() -> bool:
-    return bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 
 def report() -> list[tuple[str, str]]:
     """The lines of the report, as (label, text)."""
     python = f"{platform.python_implementation()} {platform.python_version()}"
-    if _free_threaded():
+    if _implementation.FREE_THREADED:
         gil = getattr(sys, "_is_gil_enabled", lambda: True)()
         python += f", free-threaded build (GIL {'enabled' if gil else 'disabled'})"
     lines = [
@@ -49,7 +45,8 @@ def report() -> list[tuple[str, str]]:
         ("core", f"{_implementation.IMPLEMENTATION}: {_implementation.IMPLEMENTATION_REASON}"),
         ("json backend", _json_reason()),
     ]
-    if _implementation.IMPLEMENTATION == "python" and not (_implementation.FORCED_PURE or _implementation.PYPY):
+    chosen = _implementation.FORCED_PURE or _implementation.PYPY or _implementation.FREE_THREADED
+    if _implementation.IMPLEMENTATION == "python" and not chosen:
         lines.append(("to compile", f"install a C compiler and the Python headers, then: {REBUILD}"))
     return lines
 
