@@ -9,7 +9,7 @@ free-threaded CPython (orjson has no build there, and with the stdlib's json the
 gains 3-4%; it is not yet declared free-threading safe).
 
 Release builds carry no debug info (``-g0``, and ``-s`` where the linker is GNU's);
-``DIVERGE_CODEC_DEBUG_BUILD=1``, or a ``-g`` of your own in ``CFLAGS``, keeps it.
+``DIVERGE_CODEC_DEBUG_BUILD=1``, or a ``-g`` (``-g3``, ``-ggdb``...) of your own in ``CFLAGS``, keeps it.
 """
 
 import os
@@ -34,7 +34,8 @@ REQUIRE = flag("DIVERGE_CODEC_REQUIRE_EXTENSION")
 PYPY = platform.python_implementation() == "PyPy"
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 SKIP = flag("DIVERGE_CODEC_PURE_BUILD") or ((PYPY or FREE_THREADED) and not REQUIRE)
-DEBUG = flag("DIVERGE_CODEC_DEBUG_BUILD") or "-g" in os.environ.get("CFLAGS", "").split()
+DEBUG = flag("DIVERGE_CODEC_DEBUG_BUILD") or any(
+    option.startswith("-g") and option != "-g0" for option in os.environ.get("CFLAGS", "").split())
 MODULES = ["_tools_begin_c", "_mcp_notifications_c", "_stream_c", "_sequence_c"]
 DIRECTIVES = {
     "language_level": "3",
