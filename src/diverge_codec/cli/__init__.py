@@ -25,7 +25,7 @@ from ._safe import escape
 
 __all__ = ["CHANNELS", "SUBCOMMANDS", "UsageError", "main", "parser"]
 
-SUBCOMMANDS = ("inspect", "encode", "bench", "relay")
+SUBCOMMANDS = ("inspect", "encode", "bench", "relay", "doctor")
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
