@@ -416,13 +416,13 @@ def test_a_reset_from_a_gc_callback_mid_feed_is_refused(impl, threshold, nth):
     def callback(phase, info):
         if phase == "start":
             count[0] += 1
-            if count[0] == nth:
-                fire([reader.__init__], log)
+            if count[0] == nth:  # a reset, and a byte in the new buffer: a read of 4 would overrun it
+                fire([reader.__init__, lambda: reader.feed(b"\x00")], log)
 
     with gc_callback(callback, threshold):
         out = reader.feed(b"\x00\x05abcde\x00\x00\x00\x01z")
     assert records(out) == [b"abcde", b"z"] and reader.records == 2 and reader.pending == 0
-    assert [(type(error), str(error)) for error in log] in ([], [(RuntimeError, READER_INIT_TWICE)])
+    assert [str(error) for error in log] in ([], [READER_INIT_TWICE, BUSY])
 
 
 def reader_calls(reader):

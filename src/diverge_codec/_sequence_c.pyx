@@ -175,13 +175,17 @@ cdef class _Checker:
     cdef int _advance(self, int code, int tag) except -1:
         """Move to the row ``code`` names, or raise the rule it names, counting the frame either way."""
         cdef Py_ssize_t index = self.frames
-        if code == SLOW:
+        if code == SLOW:  # only a broken checker's row has no entry, and _usable raises for it
             self._usable()
+            raise RuntimeError(f"{self._channel} checker has no entry for this frame")
         self.frames = index + 1
         if code < 0:
-            raise self._break(_RULES[-1 - code], index, self._variants[tag])
+            raise self._break(_RULES[-1 - code], index, self._variants[tag])  # bounds-checked
         self._row = code
-        self.state = self._row_states[code]
+        with cython.boundscheck(False), cython.wraparound(False):
+            # proven: _setup stored only codes below len(states), the length of _row_states, in
+            # the same commit, and nothing changes either after it
+            self.state = self._row_states[code]
         return 0
 
     cdef int _allowed(self, object frame, int* tag) except? -2000:
