@@ -665,3 +665,14 @@ def test_a_decode_inside_a_decode_gives_the_same_frames_on_both_cores(channel, p
         assert inner and all(result == outer[0] for result in inner + outer)
         results.append(repr(outer[0]))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("module, name", [("sequence", name) for name in CHECKERS] + [("stream", "RecordReader")])
+def test_no_state_can_be_written_into_a_compiled_object(module, name):
+    # Cython's automatic pickling gave these __setstate_cython__, which stores any row, table
+    # or buffer it is handed: a checker's row set past its table read out of bounds.
+    cls = getattr(load(module, "c"), name)
+    assert not hasattr(cls, "__setstate_cython__") and not hasattr(cls, "__reduce_cython__")
+    obj = cls()
+    with pytest.raises(TypeError):
+        obj.__reduce_ex__(2)
