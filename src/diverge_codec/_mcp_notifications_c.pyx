@@ -142,8 +142,9 @@ cdef object _decode(object payload):
     cdef Notification notification
     cdef Error error
     cdef PyObject* method
+    cdef str method_name
     try:
-        parsed = parse_body(_loads, _body_view, data, size)
+        parsed = parse_body(_loads, _body_view, owner, data, size)
     except _DecodeFailure as problem:
         reason = _failure_reason(problem)
     else:
@@ -156,11 +157,14 @@ cdef object _decode(object payload):
                 if method is NULL or type(<object>method) is not str:
                     reason = _METHOD_NOT_A_STRING
                 else:
+                    # owned, not borrowed: the allocation below may run a GC callback that finds
+                    # the dict (gc.get_objects) and drops the member
+                    method_name = <str>method
                     reason = _params_problem(<dict>parsed)
                     if reason is None:
                         notification = Notification.__new__(Notification)
                         notification.notification = <dict>parsed
-                        notification.method = <str>method
+                        notification.method = method_name
                         return notification
         else:
             try:
