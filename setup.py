@@ -1,25 +1,66 @@
-"""Builds the Cython core. A normal install falls back to pure Python, with a warning, when it
-cannot compile; DIVERGE_CODEC_REQUIRE_EXTENSION=1 (CI, wheel builds) makes that a failure."""
+"""Builds the Cython core; where it cannot, the build says so in the wheel's name.
+
+A build that cannot compile (no compiler, no Python headers, no Cython) falls back to the
+pure-Python twin and produces a ``py3-none-any`` wheel, never a platform wheel without its
+extension; ``DIVERGE_CODEC_REQUIRE_EXTENSION=1`` (CI, wheel builds) makes the failure an
+error instead. ``DIVERGE_CODEC_PURE_BUILD=1`` builds the pure wheel on purpose. PyPy gets
+the pure core (cpyext makes the compiled one slower there than pure Python), and so does a
+free-threaded CPython (orjson has no build there, and with the stdlib's json the compiled core
+gains 3-4%; it is not yet declared free-threading safe).
+
+Release builds carry no debug info (``-g0``, and ``-s`` where the linker is GNU's);
+``DIVERGE_CODEC_DEBUG_BUILD=1``, or a ``-g`` (``-g3``, ``-ggdb``...) of your own in ``CFLAGS``, keeps it.
+"""
 
 import os
+import platform
 import sys
+import sysconfig
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-REQUIRE = os.environ.get("DIVERGE_CODEC_REQUIRE_EXTENSION", "") not in ("", "0")
-SKIP = os.environ.get("DIVERGE_CODEC_PURE_BUILD", "") not in ("", "0")
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # setuptools < 70.1, as in an old dev venv running ``setup.py build_ext``
+    from distutils.cmd import Command as bdist_wheel
+
+
+def flag(name):
+    return os.environ.get(name, "") not in ("", "0")
+
+
+REQUIRE = flag("DIVERGE_CODEC_REQUIRE_EXTENSION")
+PYPY = platform.python_implementation() == "PyPy"
+FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+SKIP = flag("DIVERGE_CODEC_PURE_BUILD") or ((PYPY or FREE_THREADED) and not REQUIRE)
+DEBUG = flag("DIVERGE_CODEC_DEBUG_BUILD") or any(
+    option.startswith("-g") and option != "-g0" for option in os.environ.get("CFLAGS", "").split())
 MODULES = ["_tools_begin_c", "_mcp_notifications_c", "_stream_c", "_sequence_c"]
+DIRECTIVES = {
+    "language_level": "3",
+    # A text signature in each docstring: inspect.signature works on the METH_O builtins.
+    "embedsignature": True,
+    "embedsignature.format": "clinic",
+}
 
 
 def warn(what, error):
     bar = "!" * 72
-    print(f"\n{bar}\ndiverge-codec: {what} ({error}); installing the pure-Python implementation.\n"
+    print(f"\n{bar}\ndiverge-codec: {what} ({error}); building the pure-Python wheel (py3-none-any).\n"
           f"Set DIVERGE_CODEC_REQUIRE_EXTENSION=1 to make this an error.\n{bar}\n", file=sys.stderr)
 
 
 class OptionalBuildExt(build_ext):
-    """Compile if possible; where not, fall back unless the extension is required."""
+    """Compile every module, or none: on any failure the package is left wholly pure."""
+
+    def build_extensions(self):
+        if self.compiler.compiler_type == "unix" and not DEBUG:
+            for ext in self.extensions:
+                ext.extra_compile_args.append("-g0")
+                if sys.platform.startswith("linux"):
+                    ext.extra_link_args.append("-s")
+        super().build_extensions()
 
     def run(self):
         try:
@@ -28,14 +69,28 @@ class OptionalBuildExt(build_ext):
             if REQUIRE:
                 raise
             warn("the compiled core could not be built", error)
+            self._fall_back()
 
-    def build_extension(self, ext):
-        try:
-            super().build_extension(ext)
-        except Exception as error:
-            if REQUIRE:
-                raise
-            warn(f"{ext.name} could not be compiled", error)
+    def _fall_back(self):
+        """Drop what did build: a half-compiled package would still import as pure, but confuse."""
+        for ext in self.extensions:
+            for path in (self.get_ext_fullpath(ext.name), self.get_ext_filename(ext.name)):
+                if os.path.exists(path) and path.endswith((".so", ".pyd")):
+                    os.remove(path)
+        self.extensions = []
+        self.distribution.ext_modules = []
+
+
+class TaggedBdistWheel(bdist_wheel):
+    """Tag the wheel by what was built, not by what was planned: pure if the extension fell back."""
+
+    def run(self):
+        if not self.skip_build:
+            self.reinitialize_command("build_ext").inplace = False
+            self.run_command("build")
+        if not self.distribution.has_ext_modules():
+            self.root_is_pure = True
+        super().run()
 
 
 def extensions():
@@ -49,7 +104,11 @@ def extensions():
         warn("Cython is not available", error)
         return []
     modules = [Extension(f"diverge_codec.{name}", [f"src/diverge_codec/{name}.pyx"]) for name in MODULES]
-    return cythonize(modules, compiler_directives={"language_level": "3"}, include_path=["src"])
+    return cythonize(modules, compiler_directives=DIRECTIVES, include_path=["src"])
 
 
-setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})
+COMMANDS = {"build_ext": OptionalBuildExt}
+if bdist_wheel.__name__ == "bdist_wheel":
+    COMMANDS["bdist_wheel"] = TaggedBdistWheel
+
+setup(ext_modules=extensions(), cmdclass=COMMANDS)

@@ -4,8 +4,8 @@ Two relays of the same lines, in one run: this library's (the envelope spliced o
 ``frame_notification``, never parsed) and the same relay written the obvious way,
 parsing each line with orjson and re-serializing the notification through ``encode``.
 ``per line`` times the relay's own work into a buffer; ``over a socket`` runs the
-example relay end to end, with ``cat`` of the capture as its server and a consumer
-that counts records. Both report notifications per second in the ratio table.
+relay (``relay_process``, as the example uses it) end to end, with ``cat`` of the
+capture as its server and a consumer that counts records. Both report notifications per second in the ratio table.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import orjson
 import pytest
 
 from diverge_codec import _bench, relay, stream
+from diverge_codec.relay_process import RelayOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples" / "mcp_relay"))
@@ -73,24 +74,18 @@ def test_relay_per_line(benchmark, who):
 
 
 async def _replay(frame, capture_copies: Path) -> int:
-    from relay import relay_server
+    from relay import relay_to_socket
 
-    counted = asyncio.get_running_loop().create_future()
-
-    async def count(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def count(reader: asyncio.StreamReader) -> int:
         records = stream.RecordReader()
         total = 0
         while data := await reader.read(1 << 16):
             total += len(records.feed(data))
-        counted.set_result(total)
-        writer.close()
+        return total
 
-    listener = await asyncio.start_server(count, "127.0.0.1", 0)
-    _, writer = await asyncio.open_connection(*listener.sockets[0].getsockname()[:2])
-    report = await relay_server(["cat", str(capture_copies)], writer, calls=(), outbox_bytes=1 << 30, frame=frame)
-    total = await counted
-    listener.close()
-    assert report.dropped == 0
+    options = RelayOptions(outbox_bytes=1 << 30, frame=frame)
+    report, total = await relay_to_socket(["cat", str(capture_copies)], options, count)
+    assert sum(report.dropped.values()) == 0
     return total
 
 

@@ -26,8 +26,9 @@ def test_inspect_with_no_file_shows_both_sample_sessions():
     done = run("inspect")
     out = done.stdout.decode()
     assert done.returncode == 0, done.stderr
-    assert "tools-begin: built-in sample session (5 frames)" in out
-    assert "mcp-notifications: built-in sample session (5 frames)" in out
+    assert "tools-begin: built-in sample session\n" in out
+    assert "mcp-notifications: built-in sample session\n" in out
+    assert out.count("frames: 5\n") == 2
     assert "verdict: ok: finished after 2 periods of activity" in out
     assert "method notifications/progress" in out
     assert "rotating: session=<redacted>" in out
@@ -46,10 +47,12 @@ def test_inspect_a_capture_file(tmp_path):
 
 def test_inspect_from_stdin_as_json():
     done = run("inspect", "-", "--channel", "mcp-notifications", "--json", input=samples.capture(samples.mcp_notifications_unreachable()))
-    report = json.loads(done.stdout)
+    frame, summary = (json.loads(line) for line in done.stdout.splitlines())
     assert done.returncode == 0
-    assert [row["variant"] for row in report["frames"]] == ["Error"]
-    assert report["verdict"] == {"valid": True, "kind": "error", "message": "ok: ended with an error, then the finish", "state": "ended with error"}
+    assert frame == {"type": "frame", "channel": "mcp-notifications", "index": 0, "tag": 1, "variant": "Error", "size": 69,
+                     "code": -32000, "message_chars": 40, "message": None, "data_present": False, "data": None}
+    assert summary == {"type": "summary", "channel": "mcp-notifications", "source": "-", "frames": 1, "valid": True, "kind": "error",
+                       "index": None, "rule": None, "message": "ok: ended with an error, then the finish", "state": "ended with error"}
 
 
 def test_a_rule_broken_is_exit_1_naming_rule_and_frame(tmp_path):
@@ -87,7 +90,7 @@ def test_a_truncated_stream_says_how_many_bytes_were_missing(tmp_path):
     done = run("inspect", str(path), "--channel", "mcp-notifications")
     assert done.returncode == 1
     out = done.stdout.decode()
-    assert "(4 frames)" in out
+    assert "frames: 4\n" in out
     assert out.splitlines()[-1] == "verdict: invalid stream: stream ended inside a record: 5 bytes missing"
 
 
@@ -126,9 +129,9 @@ def test_encode_then_inspect_round_trips(tmp_path):
     assert encoded.returncode == 0, encoded.stderr
     assert encoded.stdout == samples.capture([b'\x00{"secrets":{"k":"rotating"}}', b"\x02", b'\x03{"k":"SECRET-VALUE"}'])
     inspected = run("inspect", "-", "--channel", "tools-begin", "--json", input=encoded.stdout)
-    report = json.loads(inspected.stdout)
-    assert [row["variant"] for row in report["frames"]] == ["Begun", "Active", "Inactive"]
-    assert report["verdict"]["valid"] and b"SECRET-VALUE" not in inspected.stdout
+    *frames, summary = (json.loads(line) for line in inspected.stdout.splitlines())
+    assert [row["variant"] for row in frames] == ["Begun", "Active", "Inactive"]
+    assert summary["valid"] and b"SECRET-VALUE" not in inspected.stdout
     hexed = run("encode", "--channel", "tools-begin", "--hex", input=jsonl)
     assert hexed.stdout.decode().splitlines()[1] == "02"
 
@@ -141,7 +144,8 @@ def test_encode_notifications_and_errors(tmp_path):
     assert out.read_bytes() == samples.capture([b'\x00{"method":"m"}', b'\x01{"code":1,"message":"x"}'])
     bad = run("encode", "--channel", "mcp-notifications", input=b'{"variant": "nope"}\n')
     assert bad.returncode == 2
-    assert bad.stderr.decode().strip() == "diverge-codec: line 1: unknown mcp-notifications variant 'nope': expected notification or error"
+    assert bad.stderr.decode().strip() == (
+        "diverge-codec: line 1: an unknown variant in member 'variant': a mcp-notifications line's is one of notification, error")
     broken = run("encode", "--channel", "tools-begin", input=b"{not json\n")
     assert broken.returncode == 2 and broken.stderr.decode().startswith("diverge-codec: line 1: ")
     invalid = run("encode", "--channel", "tools-begin", input=b'{"variant": "begun", "secrets": {"a": "Fixed"}}\n')

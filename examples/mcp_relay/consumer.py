@@ -2,12 +2,15 @@
 
 Every record is decoded, fed to the sequence checker (which raises on a broken
 sequence), and each notification is read into the MCP SDK's own model, which raises if
-the SDK would not accept it.
+the SDK would not accept it. A method the SDK has no model for (a custom one; the
+channel carries every notification) is read into its generic ``Notification`` and
+counted, not refused.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,10 +20,12 @@ from diverge_codec.sequence import McpNotificationsChecker, State
 
 @dataclass
 class Consumed:
-    """What arrived: each notification as decoded, its SDK model, the error if one came, the end state."""
+    """What arrived: each notification as decoded, its SDK model, the methods the SDK does not know,
+    the error if one came, the end state."""
 
     notifications: list[dict[str, Any]] = field(default_factory=list)
     models: list[Any] = field(default_factory=list)
+    unknown_methods: Counter[str] = field(default_factory=Counter)
     error: Any = None
     state: State = State.NOT_BEGUN
 
@@ -35,7 +40,9 @@ async def consume(reader: asyncio.StreamReader, *, chunk: int = 1 << 16) -> Cons
             frame = checker.payload(payload)
             if isinstance(frame, mcp_notifications.Notification):
                 consumed.notifications.append(frame.notification)
-                consumed.models.append(mcp_sdk.server_notification(frame))
+                consumed.models.append(mcp_sdk.server_notification(frame, allow_custom=True))
+                if frame.method not in mcp_sdk.MODELED_METHODS:
+                    consumed.unknown_methods[frame.method] += 1
             else:
                 consumed.error = frame.error
     records.close()  # a stream that stopped inside a record raises here

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import sys
 import warnings
+from typing import Any
 
 import mcp.types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 server = MCPServer("diverge-codec-demo", log_level="ERROR")
+
+CREATED = "2025-11-25T00:00:00Z"
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -37,6 +40,10 @@ async def emit_all(ctx: Context) -> str:
     await session.send_elicit_complete("elicitation-1")
     await session.send_notification(types.CancelledNotification(
         params=types.CancelledNotificationParams(request_id="client-request-9", reason="superseded")))
+    await session.send_notification(types.TaskStatusNotification(params=types.TaskStatusNotificationParams(
+        task_id="task-1", status="working", created_at=CREATED, last_updated_at=CREATED, ttl=60000)))
+    custom = types.Notification[dict[str, Any], str]  # the bare Notification's params keep only _meta
+    await session.send_notification(custom(method="notifications/demo/custom", params={"any": ["thing"]}))
     return "sent"
 
 

@@ -6,7 +6,7 @@ and builds the frame from a free list; framing one copies its bytes once.
 """
 
 cimport cython
-from cpython.bytearray cimport PyByteArray_CheckExact
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_CheckExact, PyByteArray_GET_SIZE
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_Append
 from cpython.object cimport PyObject
@@ -194,8 +194,9 @@ cdef object _decode(object payload):
     cdef Notification notification
     cdef Error error
     cdef PyObject* method
+    cdef str method_name
     try:
-        parsed = parse_body(_loads, _body_view, data, size)
+        parsed = parse_body(_loads, _body_view, owner, data, size)
     except _DecodeFailure as problem:
         reason = _failure_reason(problem)
     else:
@@ -208,11 +209,14 @@ cdef object _decode(object payload):
                 if method is NULL or type(<object>method) is not str:
                     reason = _METHOD_NOT_A_STRING
                 else:
+                    # owned, not borrowed: the allocation below may run a GC callback that finds
+                    # the dict (gc.get_objects) and drops the member
+                    method_name = <str>method
                     reason = _params_problem(<dict>parsed)
                     if reason is None:
                         notification = Notification.__new__(Notification)
                         notification._notification = <dict>parsed
-                        notification._method = <str>method
+                        notification._method = method_name
                         return notification
         else:
             try:
@@ -313,52 +317,76 @@ def frame_notifications(raw_jsons):
 
 
 JSONRPC_NOTIFICATION_PREFIX = b'{"jsonrpc":"2.0","method":"'
-cdef bytes _PREFIX = JSONRPC_NOTIFICATION_PREFIX
-cdef enum:
-    ENVELOPE_END = 17  # len(b'{"jsonrpc":"2.0",')
+"""How mcp 2.x begins a JSON-RPC notification (the TypeScript SDK and mcp 1.x put the envelope last)."""
 
 
-cdef inline bint _json_space(char c) nogil:
-    return c == b' ' or c == b'\t' or c == b'\n' or c == b'\r'
+cdef extern from "_jsonscan.h":
+    enum:
+        DC_NOTIFICATION, DC_NOT_NOTIFICATION, DC_INVALID, DC_METHOD, DC_PARAMS, DC_META, DC_UNSURE
+        DC_MAX_CUTS
+    ctypedef struct dc_splice:
+        size_t start, end, ncuts, removed
+        size_t cuts[DC_MAX_CUTS][2]
+    int dc_scan_notification(const char* data, size_t size, dc_splice* out) nogil
 
 
-cdef inline bint _may_hold_id(const char* data, Py_ssize_t start, Py_ssize_t end) nogil:
-    """Whether the bytes hold '"id"' or a '\\u006' escape: a key id could be spelled so."""
-    cdef Py_ssize_t i
-    for i in range(start, end - 3):
-        if data[i] == b'"':
-            if data[i + 1] == b'i' and data[i + 2] == b'd' and data[i + 3] == b'"':
-                return True
-        elif data[i] == b'\\':
-            if i + 4 < end and data[i + 1] == b'u' and data[i + 2] == b'0' and data[i + 3] == b'0' and data[i + 4] == b'6':
-                return True
-    return False
+from diverge_codec._mcp_notifications_py import splice_notification as _parsed_splice
+
+cdef tuple _SHAPE_PROBLEMS = (None, None, None, _METHOD_NOT_A_STRING, _PARAMS_INVALID, _META_INVALID)
+
+
+cdef bytes _spliced(const char* data, dc_splice* splice):
+    """Tag 0 and the document's bytes but the cuts. data must be owned by an immutable object."""
+    cdef bytes payload = PyBytes_FromStringAndSize(NULL, splice.end - splice.start - splice.removed + 1)
+    cdef char* out = PyBytes_AS_STRING(payload)
+    cdef size_t at = splice.start, index
+    out[0] = 0
+    out += 1
+    for index in range(splice.ncuts):
+        memcpy(out, data + at, splice.cuts[index][0] - at)
+        out += splice.cuts[index][0] - at
+        at = splice.cuts[index][1]
+    memcpy(out, data + at, splice.end - at)
+    return payload
 
 
 def splice_notification(message):
-    """Tag 0 and the notification inside a JSON-RPC message as the SDKs write it, envelope removed; else None."""
+    """The channel payload for one JSON-RPC message: tag 0 and the notification, envelope removed.
+
+    None for a message that is no notification (an object with an ``id``, JSON that is
+    not an object, or a line of JSON whitespace alone); NotificationParseError, as ``decode`` words it, for one the
+    channel refuses (not JSON as orjson reads it, a method that is no string, params or
+    params._meta of the wrong kind). Every top-level ``jsonrpc`` member is removed
+    wherever it stands, and every other byte of the document is kept. The compiled scan
+    builds no Python object; what it cannot settle goes to the parsing twin.
+    """
     cdef const char* data
-    cdef Py_ssize_t size, start = 0, end, prefix = PyBytes_GET_SIZE(_PREFIX)
+    cdef Py_ssize_t size
     cdef object owner
+    cdef dc_splice splice
+    cdef int status
     if PyBytes_CheckExact(message):
+        owner = message
         data, size = PyBytes_AS_STRING(message), PyBytes_GET_SIZE(message)
+    elif PyByteArray_CheckExact(message):  # its buffer can move while the payload is allocated: copy it
+        owner = PyBytes_FromStringAndSize(PyByteArray_AS_STRING(message), PyByteArray_GET_SIZE(message))
+        data, size = PyBytes_AS_STRING(owner), PyBytes_GET_SIZE(owner)
     else:
         owner = payload_owner(message, &data, &size)
         if owner is None:
             raise errors.raw_json_type_error("splice_notification", message)
-    end = size
-    while start < end and _json_space(data[start]):
-        start += 1
-    while end > start and _json_space(data[end - 1]):
-        end -= 1
-    if end - start < prefix or memcmp(data + start, PyBytes_AS_STRING(_PREFIX), prefix) != 0:
+    status = dc_scan_notification(data, <size_t>size, &splice)
+    if status == DC_NOTIFICATION:
+        return _spliced(data, &splice)
+    if status == DC_NOT_NOTIFICATION:
         return None
-    if _may_hold_id(data, start + prefix - 1, end):  # the prefix's last quote may open '"id"'
-        return None
-    cdef Py_ssize_t kept = end - start - ENVELOPE_END
-    cdef bytes payload = PyBytes_FromStringAndSize(NULL, kept + 2)
-    cdef char* out = PyBytes_AS_STRING(payload)
-    out[0] = 0
-    out[1] = b'{'
-    memcpy(out + 2, data + start + ENVELOPE_END, kept)
-    return payload
+    if status == DC_METHOD or status == DC_PARAMS or status == DC_META:
+        raise NotificationParseError(<str>_SHAPE_PROBLEMS[status])
+    return _parsed_splice(owner)  # refused (the parser words why) or beyond the splice's records
+
+
+def _scan_status(message):
+    """The compiled scan's verdict on bytes, for the differential tests and the fuzzer."""
+    cdef dc_splice splice
+    cdef bytes owned = bytes(message)
+    return dc_scan_notification(PyBytes_AS_STRING(owned), <size_t>PyBytes_GET_SIZE(owned), &splice)

@@ -6,6 +6,7 @@ or tag 1 and the ErrorData that ends the stream.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Union
 
@@ -256,23 +257,98 @@ def frame_notifications(raw_jsons: Iterable[bytes | bytearray | memoryview], /) 
 
 
 JSONRPC_NOTIFICATION_PREFIX = b'{"jsonrpc":"2.0","method":"'
-"""How the MCP SDKs begin a JSON-RPC notification: the envelope member, then the method."""
+"""How mcp 2.x begins a JSON-RPC notification (the TypeScript SDK and mcp 1.x put the envelope last)."""
 
-_ENVELOPE_END = len(b'{"jsonrpc":"2.0",')
+_SPACE = b" \t\n\r"
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[][{},]', re.DOTALL)  # strings, brackets, commas
+_ENVELOPE_KEY = b'"jsonrpc"'
+_ENVELOPE_LAST = b',"jsonrpc":"2.0"}'
+_ENVELOPE_FIRST = b'{"jsonrpc":"2.0",'
 
 
 def splice_notification(message: bytes | bytearray | memoryview, /) -> bytes | None:
-    """Tag 0 and the notification inside a JSON-RPC message as the SDKs write it, envelope removed.
+    """The channel payload for one JSON-RPC message: tag 0 and the notification, envelope removed.
 
-    Not parsed: the message must begin with ``JSONRPC_NOTIFICATION_PREFIX`` (after JSON
-    whitespace) and hold no key ``id`` in any spelling (no ``"id"``, no ``\\u006``
-    escape), which makes it a notification rather than a request. Anything else is
-    None, for the caller to parse. Every byte but the envelope member is kept.
+    None for a message that is no notification (an object with an ``id``, JSON that is
+    not an object, or a line of JSON whitespace alone); NotificationParseError, as ``decode`` words it, for one the
+    channel refuses (not JSON as the parser reads it, a method that is no string, params
+    or params._meta of the wrong kind). Every top-level ``jsonrpc`` member is removed
+    wherever it stands, and every other byte of the document is kept (outer whitespace
+    is not part of it).
     """
-    line = as_bytes(message)
+    line = message if type(message) is bytes else as_bytes(message)
     if line is None:
         raise errors.raw_json_type_error("splice_notification", message)
-    line = line.strip(b" \t\n\r")
-    if line.startswith(JSONRPC_NOTIFICATION_PREFIX) and b'"id"' not in line and b"\\u006" not in line:
-        return b"\x00{" + line[_ENVELOPE_END:]
-    return None
+    if not line.strip(_SPACE):
+        return None  # a blank line is no message
+    reason = None
+    try:
+        parsed = _loads(line)
+    except _DecodeFailure as problem:  # raised below, outside this block: no chained parser error
+        reason = _json.failure_reason(problem)
+    if reason is None:
+        if type(parsed) is not dict or "id" in parsed:
+            return None
+        reason = notification_problem(parsed)
+    if reason is not None:
+        raise NotificationParseError(reason)
+    document = line.strip(_SPACE)
+    if "jsonrpc" not in parsed:
+        return b"\x00" + document
+    if document.count(_ENVELOPE_KEY) == 1 and b"\\u" not in document:  # one envelope member, spelled plainly
+        # As the SDKs write it, last or first: the bytes around it settle that it is a member of the
+        # object itself (a string cannot hold an unescaped quote), and the cut is the one below.
+        if document.endswith(_ENVELOPE_LAST) and document[-len(_ENVELOPE_LAST) - 1] not in _SPACE:
+            return b"\x00" + document[:-len(_ENVELOPE_LAST)] + b"}"
+        if document.startswith(_ENVELOPE_FIRST) and document[len(_ENVELOPE_FIRST):len(_ENVELOPE_FIRST) + 1] == b'"':
+            return b"\x00{" + document[len(_ENVELOPE_FIRST):]
+    kept, at = [b"\x00"], 0
+    for start, end in _envelope_cuts(document):
+        kept.append(document[at:start])
+        at = end
+    kept.append(document[at:])
+    return b"".join(kept)
+
+
+def _envelope_cuts(document: bytes) -> list[tuple[int, int]]:
+    """The byte ranges that remove every top-level ``jsonrpc`` member of a valid JSON object.
+
+    A run of such members goes from its first key to the next kept member's key; a run
+    at the end, from the end of the last kept value before it (its comma included); a
+    run that is every member, from its first key to its last value's end.
+    """
+    members = []  # (key start, value end, is the envelope)
+    depth, key_start, envelope, expect_key = 0, 0, False, False
+    for token in _TOKENS.finditer(document):
+        char = document[token.start()]
+        if char == 0x22:  # '"'
+            if depth == 1 and expect_key:
+                key = token.group()
+                key_start, expect_key = token.start(), False
+                envelope = key == _ENVELOPE_KEY or (b"\\" in key and _loads(key) == "jsonrpc")
+        elif char in b"[{":
+            depth += 1
+            expect_key = depth == 1
+        elif depth == 1 and char in b",}":
+            if char == 0x2C or not expect_key:  # a comma, or the brace closing a member (not '{}')
+                members.append((key_start, _value_end(document, token.start()), envelope))
+            expect_key = True
+            depth -= char == 0x7D
+        elif char in b"]}":
+            depth -= 1
+    cuts, run, before = [], None, None
+    for index, (start, end, envelope) in enumerate(members):
+        if envelope and run is None:
+            run, before = start, members[index - 1][1] if index else None
+        elif not envelope and run is not None:
+            cuts.append((run, start))
+            run = None
+    if run is not None:
+        cuts.append((run if before is None else before, members[-1][1]))
+    return cuts
+
+
+def _value_end(document: bytes, position: int) -> int:
+    while document[position - 1] in _SPACE:
+        position -= 1
+    return position

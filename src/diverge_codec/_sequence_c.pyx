@@ -1,10 +1,16 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
+# cython: language_level=3
 """The sequence checkers, compiled: the twin of ``_sequence_py.py``.
 
 A checker's table (``_rules.py``) becomes a C array of row x tag -> code: a code of 0
 or more is the next row, below 0 the rule the frame breaks. A step reads the frame's
 tag, one array entry and, for Inactive, the names; everything else is the slow path,
 which raises exactly what the pure twin raises.
+
+Memory safety under re-entrancy: the table is built in a local array and committed
+with no Python code between the first and the last store, and ``__init__`` runs once
+(a second call raises), so a frame fed from a GC callback, a profile hook, a
+finalizer or another thread meets either a whole table or a checker that says it is
+not ready. Tuple indexing keeps its bounds checks.
 """
 
 cimport cython
@@ -43,14 +49,21 @@ cdef inline bint _same_names(object values, frozenset rotating) except -1:
     cdef Py_ssize_t position = 0
     cdef PyObject* key
     cdef PyObject* value
+    cdef object held
     if len(values) != len(rotating):
         return False
     if type(values) is not dict:
         return rotating.issuperset(values)
     while PyDict_Next(values, &position, &key, &value):
-        if not PySet_Contains(rotating, <object>key):
+        held = <object>key  # owned: the lookup may run a key's __eq__, which may empty the dict
+        if not PySet_Contains(rotating, held):
             return False
     return True
+
+
+cdef str _NOT_READY = "{} is not initialised: its __init__ did not run to the end"
+cdef str _INIT_TWICE = "{}.__init__ runs once: make a new checker instead of re-initialising one"
+cdef str _NO_PICKLE = "{} cannot be pickled or copied: make a new checker and feed it the frames"
 
 
 cdef class _Checker:
@@ -73,38 +86,67 @@ cdef class _Checker:
     cdef readonly Py_ssize_t frames
     """How many frames have been read, which is also the index of the next."""
     cdef readonly object violation
+    cdef bint _claimed  # __init__ has begun: it never runs again
+    cdef bint _ready  # __init__ has run to the end: the table and every field are whole
 
-    def __init__(self, rules, finish, codec, str channel, dict variants):
+    cdef int _claim(self) except -1:
+        """Refuse a second __init__; called first, before any Python code can run."""
+        if self._claimed:
+            raise RuntimeError(_INIT_TWICE.format(type(self).__name__))
+        self._claimed = True
+        return 0
+
+    cdef int _not_ready(self) except -1:
+        raise RuntimeError(_NOT_READY.format(type(self).__name__))
+
+    cdef int _setup(self, rules, finish, codec, str channel, dict variants) except -1:
+        """Build the table in a local array, then commit it and every field with no Python code between."""
+        cdef int table[MAX_ROWS * MAX_TAGS]
         cdef list states = list(rules)
         if _ENDED_WITH_ERROR not in states:
             states.append(_ENDED_WITH_ERROR)
-        cdef int ntags = len(variants), rows = len(states) + 2, row, tag
+        cdef int ntags = len(variants), rows = len(states) + 2, row, tag, code
         if rows > MAX_ROWS or ntags > MAX_TAGS:
             raise ValueError("sequence table too large for the compiled checker")
-        self._ntags, self._channel, self._variants, self.codec, self._finish = ntags, channel, variants, codec, finish
-        self._tag_of = {tag: tag for tag in range(ntags)}
-        self._after_finish_row, self._broken_row = rows - 2, rows - 1
-        for row in range(rows):
-            for tag in range(ntags):
-                self._table[row * MAX_TAGS + tag] = SLOW
+        cdef int after_finish_row = rows - 2, broken_row = rows - 1
+        cdef dict tag_of = {tag: tag for tag in range(ntags)}
+        cdef Py_ssize_t nrules = len(_RULES)
+        for row in range(MAX_ROWS * MAX_TAGS):
+            table[row] = SLOW
         for row, state in enumerate(states):
             for tag in range(ntags):
                 outcome = rules.get(state, {}).get(tag, Rule.NOTHING_AFTER_ERROR)
-                self._table[row * MAX_TAGS + tag] = (
-                    states.index(outcome) if isinstance(outcome, State) else -1 - _RULES.index(outcome))
+                code = states.index(outcome) if isinstance(outcome, State) else -1 - _RULES.index(outcome)
+                if not -nrules <= code < len(states):
+                    raise ValueError("sequence table names a row or rule that does not exist")
+                table[row * MAX_TAGS + tag] = code
         for tag in range(ntags):
-            self._table[self._after_finish_row * MAX_TAGS + tag] = -1 - _RULES.index(Rule.NOTHING_AFTER_FINISH)
-        self._row_states = tuple(states)
+            table[after_finish_row * MAX_TAGS + tag] = -1 - _RULES.index(Rule.NOTHING_AFTER_FINISH)
+        cdef tuple row_states = tuple(states)
+        first = states[0]
+        # The commit: C stores, and stores of objects over None (this runs once), so nothing runs between.
+        self._table = table
+        self._ntags, self._channel, self._variants, self.codec, self._finish = ntags, channel, variants, codec, finish
+        self._tag_of, self._row_states = tag_of, row_states
+        self._after_finish_row, self._broken_row = after_finish_row, broken_row
         self._row = 0
-        self.state = states[0]
+        self.state = first
         self.finished = False
         self.frames = 0
         self.violation = None
+        return 0
+
+    def __reduce__(self):
+        raise TypeError(_NO_PICKLE.format(type(self).__name__))
 
     def __repr__(self):
+        if not self._ready:
+            return f"<{type(self).__name__} not initialised>"
         return f"<{type(self).__name__} state={self.state.name} frames={self.frames} finished={self.finished}>"
 
     cdef int _usable(self) except -1:
+        if not self._ready:
+            self._not_ready()
         if self.violation is not None:
             raise LocalProtocolError(f"{self._channel} checker already reported a violation: {self.violation}")
         return 0
@@ -133,17 +175,23 @@ cdef class _Checker:
     cdef int _advance(self, int code, int tag) except -1:
         """Move to the row ``code`` names, or raise the rule it names, counting the frame either way."""
         cdef Py_ssize_t index = self.frames
-        if code == SLOW:
+        if code == SLOW:  # only a broken checker's row has no entry, and _usable raises for it
             self._usable()
+            raise RuntimeError(f"{self._channel} checker has no entry for this frame")
         self.frames = index + 1
         if code < 0:
-            raise self._break(_RULES[-1 - code], index, self._variants[tag])
+            raise self._break(_RULES[-1 - code], index, self._variants[tag])  # bounds-checked
         self._row = code
-        self.state = self._row_states[code]
+        with cython.boundscheck(False), cython.wraparound(False):
+            # proven: _setup stored only codes below len(states), the length of _row_states, in
+            # the same commit, and nothing changes either after it
+            self.state = self._row_states[code]
         return 0
 
     cdef int _allowed(self, object frame, int* tag) except? -2000:
         """The table's code for a frame the rules allow here; raises for one they do not."""
+        if not self._ready:
+            self._not_ready()
         cdef int code = self._code(frame.tag, tag)
         if code < 0:
             self._advance(code, tag[0])  # raises: the frame breaks a rule
@@ -151,6 +199,8 @@ cdef class _Checker:
 
     def payload(self, payload):
         """Decode one payload with the channel's codec, check it, and return the frame."""
+        if not self._ready:
+            self._not_ready()
         frame = self.codec.decode(payload)
         self.frame(frame)
         return frame
@@ -189,14 +239,17 @@ cdef class ToolsBeginChecker(_Checker):
     channel = "tools-begin"
 
     def __init__(self, codec=None):
+        self._claim()
         variants = {ToolsBeginTag.BEGUN: "Begun", ToolsBeginTag.ERROR: "Error",
                     ToolsBeginTag.ACTIVE: "Active", ToolsBeginTag.INACTIVE: "Inactive"}
         if codec is None:  # imported here: the package imports this module while it picks a core
             from diverge_codec import tools_begin as codec
-        _Checker.__init__(self, TOOLS_BEGIN_RULES, TOOLS_BEGIN_FINISH, codec, "tools-begin", variants)
+        cdef frozenset rotating = frozenset()
+        self._setup(TOOLS_BEGIN_RULES, TOOLS_BEGIN_FINISH, codec, "tools-begin", variants)
         self.declaration = None
-        self.rotating = frozenset()
+        self.rotating = rotating
         self.periods = 0
+        self._ready = True
 
     def frame(self, frame):
         """Check one frame; raises RemoteProtocolError at once if it breaks a rule."""
@@ -229,12 +282,14 @@ cdef class McpNotificationsChecker(_Checker):
     channel = "mcp-notifications"
 
     def __init__(self, codec=None, *, allow_error_after_notifications=False):
+        self._claim()
         rules = MCP_NOTIFICATIONS_RULES_LATE_ERROR if allow_error_after_notifications else MCP_NOTIFICATIONS_RULES
         variants = {McpNotificationsTag.NOTIFICATION: "Notification", McpNotificationsTag.ERROR: "Error"}
         if codec is None:
             from diverge_codec import mcp_notifications as codec
-        _Checker.__init__(self, rules, MCP_NOTIFICATIONS_FINISH, codec, "mcp-notifications", variants)
+        self._setup(rules, MCP_NOTIFICATIONS_FINISH, codec, "mcp-notifications", variants)
         self.notifications = 0
+        self._ready = True
 
     def frame(self, frame):
         """Check one frame; raises RemoteProtocolError at once if it breaks a rule."""

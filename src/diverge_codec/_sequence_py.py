@@ -22,6 +22,12 @@ _N, _NE = McpNotificationsTag.NOTIFICATION, McpNotificationsTag.ERROR
 
 Row = dict[int, tuple["State | Rule", "Row | None"]]
 
+_NOT_READY: Row = {}
+"""The row of a checker whose __init__ has not run to the end: every frame takes the slow path, which says so."""
+NOT_READY = "{} is not initialised: its __init__ did not run to the end"
+INIT_TWICE = "{}.__init__ runs once: make a new checker instead of re-initialising one"
+NO_PICKLE = "{} cannot be pickled or copied: make a new checker and feed it the frames"
+
 
 def _compile(rules: dict[State, dict[int, State | Rule]], tags: tuple[int, ...]) -> dict[State, Row]:
     """Turn a table into rows whose entries carry the next row, so a step hashes no enum."""
@@ -42,17 +48,35 @@ class _Checker:
 
     channel = ""
     _variants: dict[int, str] = {}
+    _claimed = False
+    _row: Row = _NOT_READY
+    # What a checker whose __init__ has not run to the end reads as, as the compiled twin's fields do.
+    _state: State | None = None
+    _finished = False
+    _frames = 0
+    _violation: RemoteProtocolError | None = None
+    _codec: ModuleType | None = None
 
-    def __init__(self, rules: dict[State, dict[int, State | Rule]], finish: dict[State, State | Rule], codec: ModuleType) -> None:
+    def _claim(self) -> None:
+        """Refuse a second __init__, as the compiled twin does."""
+        if self._claimed:
+            raise RuntimeError(INIT_TWICE.format(type(self).__name__))
+        self._claimed = True
+
+    def _setup(self, rules: dict[State, dict[int, State | Rule]], finish: dict[State, State | Rule], codec: ModuleType) -> None:
+        """Set every field, the row last: until that one store the checker says it is not ready."""
         tags = tuple(self._variants)
-        self._rows = _compile(rules, tags)
-        self._row: Row = self._rows[State.NOT_BEGUN]
+        rows = _compile(rules, tags)
         self._after_finish: Row = {tag: (Rule.NOTHING_AFTER_FINISH, None) for tag in tags}
         self._finish, self._codec = finish, codec
         self._state = State.NOT_BEGUN
         self._finished = False
         self._frames = 0
         self._violation: RemoteProtocolError | None = None
+        self._row = rows[State.NOT_BEGUN]
+
+    def __reduce__(self) -> Any:
+        raise TypeError(NO_PICKLE.format(type(self).__name__))
 
     # Read-only, as the compiled twin's are: where a checker stands is the checker's to say.
     @property
@@ -81,9 +105,16 @@ class _Checker:
         return self._codec
 
     def __repr__(self) -> str:
+        if self._row is _NOT_READY:
+            return f"<{type(self).__name__} not initialised>"
         return f"<{type(self).__name__} state={self._state.name} frames={self._frames} finished={self._finished}>"
 
+    def _ready(self) -> None:
+        if self._row is _NOT_READY:
+            raise RuntimeError(NOT_READY.format(type(self).__name__))
+
     def _usable(self) -> None:
+        self._ready()
         if self._violation is not None:
             raise LocalProtocolError(f"{self.channel} checker already reported a violation: {self._violation}")
 
@@ -107,6 +138,7 @@ class _Checker:
 
     def payload(self, payload: bytes | bytearray | memoryview) -> Any:
         """Decode one payload with the channel's codec, check it, and return the frame."""
+        self._ready()
         frame = self._codec.decode(payload)
         self.frame(frame)
         return frame
@@ -140,12 +172,16 @@ class ToolsBeginChecker(_Checker):
 
     channel = "tools-begin"
     _variants = {_B: "Begun", _E: "Error", _A: "Active", _I: "Inactive"}
+    _declaration: dict[str, Mode] | None = None
+    _rotating: frozenset[str] | None = None
+    _periods = 0
 
     def __init__(self, codec: ModuleType | None = None) -> None:
-        super().__init__(TOOLS_BEGIN_RULES, TOOLS_BEGIN_FINISH, tools_begin if codec is None else codec)
+        self._claim()
         self._declaration: dict[str, Mode] | None = None
         self._rotating: frozenset[str] = frozenset()
         self._periods = 0
+        self._setup(TOOLS_BEGIN_RULES, TOOLS_BEGIN_FINISH, tools_begin if codec is None else codec)
 
     @property
     def declaration(self) -> dict[str, Mode] | None:
@@ -193,11 +229,13 @@ class McpNotificationsChecker(_Checker):
 
     channel = "mcp-notifications"
     _variants = {_N: "Notification", _NE: "Error"}
+    _notifications = 0
 
     def __init__(self, codec: ModuleType | None = None, *, allow_error_after_notifications: bool = False) -> None:
-        rules = MCP_NOTIFICATIONS_RULES_LATE_ERROR if allow_error_after_notifications else MCP_NOTIFICATIONS_RULES
-        super().__init__(rules, MCP_NOTIFICATIONS_FINISH, mcp_notifications if codec is None else codec)
+        self._claim()
         self._notifications = 0
+        rules = MCP_NOTIFICATIONS_RULES_LATE_ERROR if allow_error_after_notifications else MCP_NOTIFICATIONS_RULES
+        self._setup(rules, MCP_NOTIFICATIONS_FINISH, mcp_notifications if codec is None else codec)
 
     @property
     def notifications(self) -> int:

@@ -1,11 +1,12 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, cdivision=True
 """The stream envelope, compiled: the twin of ``_stream_py.py``, same names, same behaviour.
 
 The splitting loop reads each 4-byte big-endian length straight from the buffer and
 slices views without creating an int or a slice object per prefix.
 """
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+cimport cython
+from cpython.bytes cimport PyBytes_CheckExact, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_Append
 
 from diverge_codec._payload cimport payload_owner
@@ -30,18 +31,14 @@ cdef unsigned long long _limit(object max_record) except? 0xFFFFFFFFFFFF:
 
 
 cdef object _owner(object data, const char** pointer, Py_ssize_t* size, str what):
-    """bytes as they are; anything else bytes-like copied to bytes, as the pure twin's as_bytes does."""
-    cdef object owner
-    if PyBytes_CheckExact(data):
-        owner = data
-    else:
-        owner = payload_owner(data, pointer, size)
-        if owner is None:
-            raise TypeError(f"{what} takes bytes, bytearray or memoryview, not {type(data).__name__}")
-        if not PyBytes_CheckExact(owner):
-            owner = PyBytes_FromStringAndSize(pointer[0], size[0])
-    pointer[0] = PyBytes_AS_STRING(owner)
-    size[0] = PyBytes_GET_SIZE(owner)
+    """A bytes object holding the data, with pointer/size set: bytes as they are, anything else copied.
+
+    The pointer stays valid for as long as the caller holds the owner, whatever Python
+    code runs meanwhile: bytes cannot change.
+    """
+    cdef object owner = payload_owner(data, pointer, size)
+    if owner is None:
+        raise TypeError(f"{what} takes bytes, bytearray or memoryview, not {type(data).__name__}")
     return owner
 
 
@@ -69,43 +66,85 @@ def split_records(buffer, max_record=DEFAULT_MAX_RECORD):
     return records
 
 
+cdef str _NOT_READY = "RecordReader is not initialised: its __init__ did not run to the end"
+cdef str _INIT_TWICE = "RecordReader.__init__ runs once: make a new reader instead of re-initialising one"
+cdef str _BUSY = ("RecordReader is in use: feed and close cannot run inside a feed or close of the same reader "
+                  "(from a callback, a hook or another thread)")
+cdef str _CHANGED = "RecordReader's buffer changed under it"
+cdef str _NO_PICKLE = "RecordReader cannot be pickled or copied: make a new reader"
+
+
+cdef unsigned long long _length(bytearray buffer, unsigned long long limit) except? 0xFFFFFFFFFFFF:
+    """The length prefix at the start of the buffer, checked against the limit; the size is checked here, at the read."""
+    if len(buffer) < PREFIX:
+        raise RuntimeError(_CHANGED)
+    cdef unsigned long long length = _be32(<const unsigned char*><char*>buffer)
+    if length > limit:
+        raise RecordTooLargeError(length, limit)
+    return length
+
+
+@cython.auto_pickle(False)
 cdef class RecordReader:
     """Feed bytes as they arrive; get whole payloads back.
 
-    A payload that lies whole inside a fed ``bytes`` chunk comes back as a view into
-    it (zero-copy; bytes cannot change); one that spans chunks is copied out of the
-    reader's buffer. ``close()`` marks the end of the stream, the channel's finish.
+    Each record is ``bytes``, except one that lies whole inside a fed ``bytes`` chunk:
+    that one is a read-only memoryview into the chunk (zero-copy; bytes cannot change).
+    A record from any other chunk (bytearray, memoryview) is a copy, so a later change
+    to the caller's buffer changes nothing. ``close()`` marks the end of the stream,
+    the channel's finish. One reader reads one stream: a feed or close from inside
+    another (a callback, a hook, another thread) raises RuntimeError.
     """
 
     cdef readonly unsigned long long max_record
-    cdef bytearray _buffer
-    cdef public Py_ssize_t records
-    cdef public bint closed
+    cdef bytearray _buffer  # None until __init__ has run to the end
+    cdef readonly Py_ssize_t records
+    cdef readonly bint closed
+    cdef bint _claimed  # __init__ has begun: it never runs again
+    cdef bint _busy  # a feed or close is running
 
     def __init__(self, max_record=DEFAULT_MAX_RECORD):
-        self.max_record = _limit(max_record)
-        self._buffer = bytearray()
-        self.records = 0
-        self.closed = False
+        if self._claimed:
+            raise RuntimeError(_INIT_TWICE)
+        self._claimed = True
+        cdef unsigned long long limit = _limit(max_record)
+        cdef bytearray buffer = bytearray()
+        self.max_record, self.records, self.closed = limit, 0, False
+        self._buffer = buffer  # the commit: from here the reader is ready
 
     def __repr__(self):
+        if self._buffer is None:
+            return "<RecordReader not initialised>"
         return f"<RecordReader records={self.records} pending={len(self._buffer)} closed={self.closed}>"
+
+    def __reduce__(self):
+        raise TypeError(_NO_PICKLE)
 
     @property
     def pending(self):
         """Bytes held that do not yet make a whole record."""
-        return len(self._buffer)
+        return 0 if self._buffer is None else len(self._buffer)
 
-    cdef unsigned long long _length(self) except? 0xFFFFFFFFFFFF:
-        cdef unsigned long long length = _be32(<const unsigned char*><char*>self._buffer)
-        if length > self.max_record:
-            raise RecordTooLargeError(length, self.max_record)
-        return length
+    cdef int _enter(self) except -1:
+        """Refuse a reader that is not ready, or in use; no Python code runs between the check and the mark."""
+        if self._buffer is None:
+            raise RuntimeError(_NOT_READY)
+        if self._busy:
+            raise RuntimeError(_BUSY)
+        self._busy = True
+        return 0
 
     def feed(self, data):
         """Take the next bytes of the stream; return the payloads they complete, in order."""
-        if self.closed:
-            raise ValueError("feed after close: the stream has ended")
+        self._enter()
+        try:
+            if self.closed:
+                raise ValueError("feed after close: the stream has ended")
+            return self._feed(data)
+        finally:
+            self._busy = False
+
+    cdef list _feed(self, object data):
         cdef bint whole = PyBytes_CheckExact(data)
         cdef const char* pointer = NULL
         cdef Py_ssize_t size = 0
@@ -113,6 +152,7 @@ cdef class RecordReader:
         cdef object view = memoryview(owner)
         cdef list out = []
         cdef bytearray buffer = self._buffer
+        cdef unsigned long long limit = self.max_record
         cdef Py_ssize_t at = 0, take, held
         cdef unsigned long long length
         while len(buffer):  # finish the record that spans chunks
@@ -124,19 +164,21 @@ cdef class RecordReader:
                 buffer += view[at:at + take]
                 at += take
                 continue
-            length = self._length()
+            length = _length(buffer, limit)
             take = min(<Py_ssize_t>(PREFIX + length) - held, size - at)
-            buffer += view[at:at + take]
-            at += take
+            if take > 0:
+                buffer += view[at:at + take]
+                at += take
             if <unsigned long long>len(buffer) < PREFIX + length:
                 break
-            PyList_Append(out, bytes(buffer[PREFIX:]))
-            del buffer[:]
+            PyList_Append(out, bytes(buffer[PREFIX:PREFIX + <Py_ssize_t>length]))
+            del buffer[:PREFIX + <Py_ssize_t>length]
         if not len(buffer):
+            # pointer reads owner, a bytes object this call holds: no Python code can move or free it
             while size - at >= PREFIX:
                 length = _be32(<const unsigned char*>pointer + at)
-                if length > self.max_record:
-                    raise RecordTooLargeError(length, self.max_record)
+                if length > limit:
+                    raise RecordTooLargeError(length, limit)
                 if <unsigned long long>(size - at - PREFIX) < length:
                     break
                 if whole:
@@ -146,16 +188,20 @@ cdef class RecordReader:
                 at += PREFIX + <Py_ssize_t>length
             buffer += view[at:]
             if len(buffer) >= PREFIX:
-                self._length()
+                _length(buffer, limit)
         self.records += len(out)
         return out
 
     def close(self):
         """The stream ended: raises TruncatedStreamError if it ended inside a record."""
-        self.closed = True
-        cdef Py_ssize_t held = len(self._buffer)
-        if not held:
-            return
-        if held < PREFIX:
-            raise TruncatedStreamError(PREFIX - held, "length prefix")
-        raise TruncatedStreamError(<Py_ssize_t>(PREFIX + self._length()) - held)
+        self._enter()
+        try:
+            self.closed = True
+            held = len(self._buffer)
+            if not held:
+                return
+            if held < PREFIX:
+                raise TruncatedStreamError(PREFIX - held, "length prefix")
+            raise TruncatedStreamError(<Py_ssize_t>(PREFIX + _length(self._buffer, self.max_record)) - held)
+        finally:
+            self._busy = False

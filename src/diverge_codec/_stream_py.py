@@ -8,7 +8,7 @@ diverge specification, where the transport frames payloads itself.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import BinaryIO, Union
+from typing import Any, BinaryIO, Union
 
 from ._model import as_bytes
 from .errors import RecordTooLargeError, TruncatedStreamError
@@ -56,35 +56,95 @@ def split_records(buffer: bytes | bytearray | memoryview, max_record: int = DEFA
     return records
 
 
+NOT_READY = "RecordReader is not initialised: its __init__ did not run to the end"
+INIT_TWICE = "RecordReader.__init__ runs once: make a new reader instead of re-initialising one"
+BUSY = ("RecordReader is in use: feed and close cannot run inside a feed or close of the same reader "
+        "(from a callback, a hook or another thread)")
+CHANGED = "RecordReader's buffer changed under it"
+NO_PICKLE = "RecordReader cannot be pickled or copied: make a new reader"
+
+
 class RecordReader:
     """Feed bytes as they arrive; get whole payloads back.
 
-    A payload that lies whole inside a fed ``bytes`` chunk comes back as a view into
-    it (zero-copy; bytes cannot change); one that spans chunks is copied out of the
-    reader's buffer. ``close()`` marks the end of the stream, the channel's finish.
+    Each record is ``bytes``, except one that lies whole inside a fed ``bytes`` chunk:
+    that one is a read-only memoryview into the chunk (zero-copy; bytes cannot change).
+    A record from any other chunk (bytearray, memoryview) is a copy, so a later change
+    to the caller's buffer changes nothing. ``close()`` marks the end of the stream,
+    the channel's finish. One reader reads one stream: a feed or close from inside
+    another (a callback, a hook, another thread) raises RuntimeError.
     """
 
+    # What a reader whose __init__ has not run to the end reads as, as the compiled twin's fields do.
+    _claimed = False
+    _busy = False
+    _buffer: bytearray | None = None
+    _max_record = 0
+    _records = 0
+    _closed = False
+
     def __init__(self, max_record: int = DEFAULT_MAX_RECORD) -> None:
-        self.max_record = _limit(max_record)
-        self._buffer = bytearray()
-        self.records = 0
-        self.closed = False
+        if self._claimed:
+            raise RuntimeError(INIT_TWICE)
+        self._claimed = True
+        self._max_record = _limit(max_record)
+        self._records = 0
+        self._closed = False
+        self._buffer = bytearray()  # the last store: from here the reader is ready
+
+    # Read-only, as the compiled twin's are: what the reader has read is the reader's to say.
+    @property
+    def max_record(self) -> int:
+        """The longest record accepted, in bytes."""
+        return self._max_record
+
+    @property
+    def records(self) -> int:
+        """How many records have been returned."""
+        return self._records
+
+    @property
+    def closed(self) -> bool:
+        """Whether close() has been called."""
+        return self._closed
 
     def __repr__(self) -> str:
-        return f"<RecordReader records={self.records} pending={len(self._buffer)} closed={self.closed}>"
+        if self._buffer is None:
+            return "<RecordReader not initialised>"
+        return f"<RecordReader records={self._records} pending={len(self._buffer)} closed={self._closed}>"
+
+    def __reduce__(self) -> Any:
+        raise TypeError(NO_PICKLE)
 
     @property
     def pending(self) -> int:
         """Bytes held that do not yet make a whole record."""
-        return len(self._buffer)
+        return 0 if self._buffer is None else len(self._buffer)
+
+    def _enter(self) -> bytearray:
+        buffer = self._buffer
+        if buffer is None:
+            raise RuntimeError(NOT_READY)
+        if self._busy:
+            raise RuntimeError(BUSY)
+        self._busy = True
+        return buffer
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[Payload]:
         """Take the next bytes of the stream; return the payloads they complete, in order."""
-        if self.closed:
-            raise ValueError("feed after close: the stream has ended")
-        owner, view = _view(data, "feed")
+        buffer = self._enter()
+        try:
+            if self._closed:
+                raise ValueError("feed after close: the stream has ended")
+            return self._feed(buffer, data)
+        finally:
+            self._busy = False
+
+    def _feed(self, buffer: bytearray, data: bytes | bytearray | memoryview) -> list[Payload]:
+        whole = type(data) is bytes  # a view only into bytes: any other chunk may change after feed
+        _, view = _view(data, "feed")
         out: list[Payload] = []
-        buffer = self._buffer
+        limit = self._max_record
         at, size = 0, len(view)
         while buffer:  # finish the record that spans chunks
             if len(buffer) < PREFIX:
@@ -94,20 +154,20 @@ class RecordReader:
                 buffer += view[at:at + take]
                 at += take
                 continue
-            length = self._length(buffer)
+            length = _length(buffer, limit)
             take = min(PREFIX + length - len(buffer), size - at)
-            buffer += view[at:at + take]
-            at += take
+            if take > 0:
+                buffer += view[at:at + take]
+                at += take
             if len(buffer) < PREFIX + length:
                 break
-            out.append(bytes(buffer[PREFIX:]))
-            buffer.clear()
+            out.append(bytes(buffer[PREFIX:PREFIX + length]))
+            del buffer[:PREFIX + length]
         if not buffer:
-            whole = type(owner) is bytes
             while size - at >= PREFIX:
                 length = int.from_bytes(view[at:at + PREFIX], "big")
-                if length > self.max_record:
-                    raise RecordTooLargeError(length, self.max_record)
+                if length > limit:
+                    raise RecordTooLargeError(length, limit)
                 if size - at - PREFIX < length:
                     break
                 record = view[at + PREFIX:at + PREFIX + length]
@@ -115,25 +175,32 @@ class RecordReader:
                 at += PREFIX + length
             buffer += view[at:]
             if len(buffer) >= PREFIX:
-                self._length(buffer)
-        self.records += len(out)
+                _length(buffer, limit)
+        self._records += len(out)
         return out
-
-    def _length(self, buffer: bytearray) -> int:
-        length = int.from_bytes(buffer[:PREFIX], "big")
-        if length > self.max_record:
-            raise RecordTooLargeError(length, self.max_record)
-        return length
 
     def close(self) -> None:
         """The stream ended: raises TruncatedStreamError if it ended inside a record."""
-        self.closed = True
-        held = len(self._buffer)
-        if not held:
-            return
-        if held < PREFIX:
-            raise TruncatedStreamError(PREFIX - held, "length prefix")
-        raise TruncatedStreamError(PREFIX + self._length(self._buffer) - held)
+        buffer = self._enter()
+        try:
+            self._closed = True
+            held = len(buffer)
+            if not held:
+                return
+            if held < PREFIX:
+                raise TruncatedStreamError(PREFIX - held, "length prefix")
+            raise TruncatedStreamError(PREFIX + _length(buffer, self._max_record) - held)
+        finally:
+            self._busy = False
+
+
+def _length(buffer: bytearray, limit: int) -> int:
+    if len(buffer) < PREFIX:
+        raise RuntimeError(CHANGED)
+    length = int.from_bytes(buffer[:PREFIX], "big")
+    if length > limit:
+        raise RecordTooLargeError(length, limit)
+    return length
 
 
 def record(payload: bytes | bytearray | memoryview) -> bytes:

@@ -213,7 +213,7 @@ def decode(payload):
     cdef Error error
     cdef Inactive inactive
     try:
-        parsed = parse_body(_loads, _body_view, data, size)
+        parsed = parse_body(_loads, _body_view, owner, data, size)
     except _DecodeFailure as problem:
         reason = _failure_reason(problem)
     else:

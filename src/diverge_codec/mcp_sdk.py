@@ -35,7 +35,7 @@ from ._model import ErrorData
 __all__ = [
     "CustomNotification", "NotificationModelError", "from_mcp_error", "from_sdk_error_data",
     "from_server_notification", "mcp_error", "sdk_error_data", "server_notification",
-    "KNOWN_METHODS",
+    "KNOWN_METHODS", "MODELED_METHODS",
 ]
 
 CustomNotification = sdk.Notification[dict[str, Any] | None, str]
@@ -43,10 +43,23 @@ CustomNotification = sdk.Notification[dict[str, Any] | None, str]
 
 _SERVER_NOTIFICATIONS: tuple[type[Any], ...] = sdk.ServerNotification.__args__
 
-_MODEL_BY_METHOD: dict[str, Any] = {model.model_fields["method"].default: model for model in _SERVER_NOTIFICATIONS}
+_OUTSIDE_THE_UNION: tuple[type[Any], ...] = tuple(
+    model for model in (getattr(sdk, "TaskStatusNotification", None),) if model is not None)
+"""Server notifications the SDK models but leaves out of its union (``notifications/tasks/status``, 2025-11-25)."""
 
-KNOWN_METHODS: frozenset[str] = frozenset(_MODEL_BY_METHOD)
+
+def _method(model: type[Any]) -> str:
+    return model.model_fields["method"].default
+
+
+KNOWN_METHODS: frozenset[str] = frozenset(map(_method, _SERVER_NOTIFICATIONS))
 """Every ``method`` the SDK's ``ServerNotification`` union has a model for."""
+
+_MODEL_BY_METHOD: dict[str, Any] = {_method(model): model for model in _SERVER_NOTIFICATIONS + _OUTSIDE_THE_UNION}
+
+MODELED_METHODS: frozenset[str] = frozenset(_MODEL_BY_METHOD)
+"""Every ``method`` ``server_notification`` reads into a typed SDK model: the union's and tasks/status.
+Any other is custom: the SDK's generic ``Notification`` with ``allow_custom``."""
 
 
 class NotificationModelError(ValueError):

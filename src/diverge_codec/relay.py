@@ -3,13 +3,12 @@
 A proxy reads JSON-RPC messages from the container's MCP server and sends each
 notification on the channel as the server sent it. The channel carries the
 notification (rmcp's ``ServerNotification``: ``method``, ``params``), not the JSON-RPC
-envelope around it, so the relay removes the ``"jsonrpc":"2.0"`` member and keeps
-every other byte. For a message that begins the way the MCP SDKs write a notification
-(``{"jsonrpc":"2.0","method":"``, and no key ``id``) that is a splice in the compiled
-core (``mcp_notifications.splice_notification``), not a parse; anything else is parsed
-to tell a notification from a request or response, and then rewritten without the
-envelope (every member and value kept, the bytes orjson's). The fast path trusts the server's JSON as the SDK's own reader would; the
-consumer's decode is what refuses a body that is not JSON.
+envelope around it, so the relay removes the ``jsonrpc`` member, wherever the SDK
+put it, and keeps every other byte. ``relay_frame`` never yields a payload the
+channel's ``decode`` refuses: a notification it would refuse raises the channel's
+NotificationParseError, for the relay to count and drop. The compiled core does this
+with a scan that builds no Python object and accepts exactly what orjson reads
+(``mcp_notifications.splice_notification``); the pure core parses.
 
 ``Outbox`` is the seed's "a notification the channel could not keep pace with is not
 sent": a queue bounded in bytes that drops, and counts, what does not fit.
@@ -22,7 +21,6 @@ from types import ModuleType
 from typing import Any
 
 from . import mcp_notifications
-from ._json import dumps, loads
 from ._model import ErrorData
 
 UNREACHABLE_CODE = -32000
@@ -32,14 +30,25 @@ UNREACHABLE_CODE = -32000
 def relay_frame(message: bytes | bytearray | memoryview, codec: ModuleType = mcp_notifications) -> bytes | None:
     """The channel payload for one server message (tag 0 and the notification), or None.
 
-    None means the message is no notification: a request, a response, or not a JSON
-    object at all. ``codec`` is the mcp-notifications core to frame with.
+    ================================================  ==========================================
+    message                                           result
+    ================================================  ==========================================
+    an object with ``method`` and no ``id``           tag 0 + the object without its top-level
+                                                      ``jsonrpc`` member(s), every other byte kept
+    an object with an ``id`` (any spelling)           None: a request or a response
+    valid JSON that is not an object                  None: no JSON-RPC message, not relayed
+    nothing but JSON whitespace (a blank line)        None: no message at all
+    not JSON as orjson reads it (invalid UTF-8,       NotificationParseError, the parser's phrase
+    lone surrogate escape, NaN, 1e400, depth > 1024,  (what ``decode`` says of that body)
+    a truncated or non-JSON line)
+    an object without ``id`` whose method is no       NotificationParseError, ``decode``'s words
+    string, params or params._meta of the wrong kind
+    ================================================  ==========================================
+
+    A non-JSON line is refused rather than ignored: the relay counts it as a notification
+    the channel refuses. ``codec`` is the mcp-notifications core to frame with.
     """
-    payload: bytes | None = codec.splice_notification(message)
-    if payload is not None:
-        return payload
-    body = _parsed_notification_json(bytes(message))
-    return None if body is None else codec.frame_notification(body)
+    return codec.splice_notification(message)  # type: ignore[no-any-return]
 
 
 def notification_json(message: bytes | bytearray | memoryview) -> bytes | None:
@@ -48,35 +57,25 @@ def notification_json(message: bytes | bytearray | memoryview) -> bytes | None:
     return None if payload is None else payload[1:]
 
 
-def _parsed_notification_json(line: bytes) -> bytes | None:
-    try:
-        obj = loads(line)
-    except ValueError:
-        return None
-    if not isinstance(obj, dict) or "id" in obj or not isinstance(obj.get("method"), str):
-        return None
-    obj.pop("jsonrpc", None)
-    try:
-        return dumps(obj)
-    except TypeError:  # deeper than orjson writes (254): relay it as sent, envelope and all
-        return line.strip()
-
-
 def unreachable_frame(reason: str = "the container's MCP server cannot be reached") -> bytes:
     """The one Error payload a relay sends when the server is gone or never answered."""
     return mcp_notifications.encode(mcp_notifications.Error(ErrorData(UNREACHABLE_CODE, reason)))
 
 
 class Outbox:
-    """Payloads waiting for the channel, at most ``max_bytes`` of them; the rest are dropped.
+    """Payloads waiting for the channel, ``max_bytes`` of them and one larger; the rest are dropped.
 
     ``offer`` never blocks and never grows the queue past its bound: a payload that
     does not fit is counted in ``dropped`` and forgotten, as the seed says a
     notification the channel could not keep pace with is. A payload larger than the
-    whole bound is dropped even into an empty queue.
+    whole bound is admitted when no other such payload is queued, and is not counted
+    against the bound, so a notification up to the relay's line limit reaches a
+    consumer that keeps up, and so do the small ones right behind it: the queue holds
+    at most ``max_bytes`` plus one payload. ``abandon`` empties the queue when the
+    channel will take nothing more; what it held counts in ``abandoned``.
     """
 
-    __slots__ = ("_queue", "max_bytes", "queued_bytes", "high_water", "accepted", "dropped")
+    __slots__ = ("_queue", "max_bytes", "queued_bytes", "high_water", "accepted", "dropped", "abandoned", "_oversized")
 
     def __init__(self, max_bytes: int = 1 << 20) -> None:
         if max_bytes < 1:
@@ -87,6 +86,8 @@ class Outbox:
         self.high_water = 0
         self.accepted = 0
         self.dropped = 0
+        self.abandoned = 0
+        self._oversized = 0  # the size of the one queued payload over max_bytes, if any
 
     def __repr__(self) -> str:
         return (f"Outbox(queued={len(self._queue)}, queued_bytes={self.queued_bytes}, "
@@ -96,9 +97,14 @@ class Outbox:
         return len(self._queue)
 
     def offer(self, payload: bytes) -> bool:
-        """Queue a payload if it fits; False (and one more ``dropped``) if it does not."""
+        """Queue a payload if it fits (or is the one oversized payload); False (and one more ``dropped``) if not."""
         size = len(payload)
-        if self.queued_bytes + size > self.max_bytes:
+        if size > self.max_bytes:
+            if self._oversized:
+                self.dropped += 1
+                return False
+            self._oversized = size
+        elif self.queued_bytes - self._oversized + size > self.max_bytes:
             self.dropped += 1
             return False
         self._queue.append(payload)
@@ -108,16 +114,42 @@ class Outbox:
             self.high_water = self.queued_bytes
         return True
 
+    def offer_all(self, payloads: list[bytes]) -> int:
+        """``offer`` each payload, in order: how many were queued. One step when they all fit."""
+        if not payloads:
+            return 0
+        sizes = list(map(len, payloads))
+        total = sum(sizes)
+        if max(sizes) <= self.max_bytes and self.queued_bytes - self._oversized + total <= self.max_bytes:
+            self._queue.extend(payloads)
+            self.queued_bytes += total
+            self.accepted += len(payloads)
+            if self.queued_bytes > self.high_water:
+                self.high_water = self.queued_bytes
+            return len(payloads)
+        return sum(map(self.offer, payloads))
+
     def take(self, max_items: int = 256) -> list[bytes]:
         """Up to ``max_items`` payloads, oldest first, removed from the queue."""
         taken: list[bytes] = []
         queue = self._queue
         while queue and len(taken) < max_items:
             taken.append(queue.popleft())
-        self.queued_bytes -= sum(map(len, taken))
+        size = sum(map(len, taken))
+        self.queued_bytes -= size
+        if self._oversized and self.queued_bytes < self._oversized:  # it was taken
+            self._oversized = 0
         return taken
+
+    def abandon(self) -> int:
+        """Forget every queued payload (the channel is gone or will not drain): how many."""
+        count = len(self._queue)
+        self._queue.clear()
+        self.queued_bytes = self._oversized = 0
+        self.abandoned += count
+        return count
 
     def stats(self) -> dict[str, Any]:
         """The counters, for a log line or a report."""
-        return {"accepted": self.accepted, "dropped": self.dropped, "high_water_bytes": self.high_water,
-                "max_bytes": self.max_bytes}
+        return {"accepted": self.accepted, "dropped": self.dropped, "abandoned": self.abandoned,
+                "high_water_bytes": self.high_water, "max_bytes": self.max_bytes}

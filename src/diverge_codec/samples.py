@@ -6,6 +6,7 @@ benchmarks a realistic session. The secret values in them are made up.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from . import mcp_notifications, stream, tools_begin
@@ -56,3 +57,21 @@ def capture(payloads: list[bytes]) -> bytes:
     out = bytearray()
     stream.write_records(out, payloads)
     return bytes(out)
+
+
+def notification_stream() -> Iterator[bytes]:
+    """Notifications without end, as a live relay would send them: progress, and a 2 KB log line every tenth.
+
+    For tests and benchmarks of streaming (a capture of any length, an input that never ends).
+    """
+    mn = mcp_notifications
+    log = mn.encode(mn.Notification({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+        "level": "info", "logger": "app", "data": {"lines": [f"line {i} of the log, with some words in it" for i in range(38)]}}}))
+    count = 0
+    while True:
+        count += 1
+        if count % 10 == 0:
+            yield log
+        else:
+            yield mn.encode(mn.Notification({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                "progressToken": "tok-1234567890", "progress": count, "total": 1 << 40, "message": "Downloading layer"}}))

@@ -4,6 +4,11 @@ This envelope is this library's, for capture files, pipes and sockets; it is not
 of the diverge specification. The end of the stream is the channel's finish. A length
 over ``max_record`` (16 MiB by default) is refused before anything is allocated for it,
 and a stream that ends inside a record says how many bytes were missing.
+
+``RecordReader.feed`` returns ``bytes``, except a record that lies whole inside a fed
+``bytes`` chunk: that one is a read-only memoryview into the chunk. A reader reads one
+stream; a feed or close from inside another feed or close of the same reader (a callback,
+a hook, another thread) raises RuntimeError, and ``__init__`` runs once.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """``diverge-codec``: inspect captures, encode frames from JSON Lines, run the benchmark.
 
 An adapter over the sans-IO codec, checkers and stream envelope: all the reading
-and writing of files happens here, a module per subcommand. Bad input is one clear
-line on stderr and a non-zero exit, never a traceback: 0 a valid capture, 1 an
-invalid one, 2 bad usage or unreadable input.
+and writing of files happens here, a module per subcommand. Whatever goes wrong is
+one line on stderr, never a traceback and never a value from the input: 0 a valid
+capture, 1 an invalid one, 2 bad usage or input the tool refuses, 130 interrupted,
+141 standard output closed early (``| head``; nothing is written to stderr).
 
 Each subcommand module has ``register(subcommands)``, which adds its parser and sets
 ``run`` (the function taking the parsed arguments and returning the exit status).
@@ -13,34 +14,106 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import re
 import sys
+from typing import Any, NoReturn
 
 from .. import IMPLEMENTATION, __version__
 from ._common import CHANNELS, UsageError
+from ._safe import escape
 
 __all__ = ["CHANNELS", "SUBCOMMANDS", "UsageError", "main", "parser"]
 
-SUBCOMMANDS = ("inspect", "encode", "bench")
+SUBCOMMANDS = ("inspect", "encode", "bench", "relay", "doctor")
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_CLOSED_PIPE = 141
+"""128 + SIGPIPE: what a shell shows for a tool that a closed pipe ended; ``set -o pipefail`` treats it as such."""
+
+DESCRIPTION = "Inspect captures of the diverge tools-begin and mcp-notifications channels, encode frames, run the benchmark."
+EPILOG = """\
+exit status: 0 a valid capture, 1 an invalid one, 2 bad usage or input refused
+(one line on stderr), 130 interrupted, 141 standard output closed early.
+
+examples:
+  diverge-codec inspect
+  diverge-codec inspect capture.bin --channel tools-begin
+  diverge-codec COMMAND --help
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with plain-text help kept as written, and a refusal in one line."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {escape(_without_values(message))} (see --help)\n")
+
+
+def _without_values(message: str) -> str:
+    """argparse's refusal naming the option, never the value given: that may be anything the user typed."""
+    head, _, rest = message.partition(": ")
+    if head == "unrecognized arguments":
+        options = [word.split("=", 1)[0] for word in rest.split(" ") if word.startswith("-")]
+        others = len(rest.split(" ")) - len(options)
+        return f"{head}: " + ", ".join(options + ([f"{others} more"] if others else []))
+    return re.sub(r"invalid choice: '.*?' \(", "invalid choice (", message, flags=re.S)
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="diverge-codec", description=(__doc__ or "").split("\n\n")[0])
+    top = Parser(prog="diverge-codec", description=DESCRIPTION, epilog=EPILOG)
     top.add_argument("--version", action="version", version=f"diverge-codec {__version__} ({IMPLEMENTATION})")
-    commands = top.add_subparsers(dest="command", required=True)
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMANDS:
         importlib.import_module(f"{__name__}.{name}").register(commands)
     return top
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+def _say(text: str) -> None:
     try:
+        print(f"diverge-codec: {text}", file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe: what is still buffered goes nowhere, so the exit writes no error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command: its exit status. Every failure is one line on stderr, never a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+    try:
+        args = parser().parse_args(argv)
         return int(args.run(args))
     except UsageError as error:
-        print(f"diverge-codec: {error}", file=sys.stderr)
-        return 2
-    except (ValueError, TypeError) as error:
-        print(f"diverge-codec: {type(error).__name__}: {error}", file=sys.stderr)
-        return 2
+        _say(escape(str(error)))
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_CLOSED_PIPE
     except KeyboardInterrupt:
-        return 130
+        _say("interrupted")
+        return EXIT_INTERRUPTED
+    except RecursionError:
+        _say("input nested too deeply to handle")
+    except MemoryError:
+        _say("out of memory")
+    except Exception as error:  # the last guard: the type only, as its text could hold a value
+        if os.environ.get("DIVERGE_CODEC_TRACEBACK"):
+            raise
+        _say(f"unexpected {type(error).__name__} (DIVERGE_CODEC_TRACEBACK=1 shows where)")
+    return EXIT_USAGE

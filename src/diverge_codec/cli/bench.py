@@ -1,29 +1,37 @@
-"""``diverge-codec bench``: the main benchmarks, as ratios against bare orjson."""
+"""diverge-codec bench: the main benchmarks, as ratios against bare orjson."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from .. import IMPLEMENTATION
 from ._common import UsageError
+from ._safe import escape
+
+TITLE = "diverge-codec: time per call relative to its baseline (lower is better)"
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    plt = _pyplot(args.plot) if args.plot else None  # before the run: a missing dependency is known at once
     try:
         from .. import _bench
     except ImportError:
         raise UsageError("bench needs orjson, the baseline it measures against") from None
     implementations = ("cython", "python") if IMPLEMENTATION == "cython" else ("python",)
     rows = _bench.ratio_table(implementations, budget_s=0.05 if args.quick else 0.2)
-    print(_bench.render(rows))
-    if args.plot:
-        plot(rows, args.plot)
-        print(f"plot written to {args.plot}")
+    print(_bench.render(rows), flush=True)
+    if plt is not None:
+        plot(plt, rows, args.plot)
+        print(f"plot written to {escape(args.plot)}")
     return 0
 
 
-def plot(rows: list[dict[str, Any]], path: str) -> None:
+def _pyplot(path: str) -> Any:
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"--plot: no folder {escape(folder)} to write into")
     try:
         import matplotlib  # type: ignore[import-not-found,unused-ignore]
 
@@ -31,24 +39,61 @@ def plot(rows: list[dict[str, Any]], path: str) -> None:
         import matplotlib.pyplot as plt  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         raise UsageError("--plot needs matplotlib: pip install 'diverge-codec[plot]'") from None
+    return plt
+
+
+def plot(plt: Any, rows: list[dict[str, Any]], path: str) -> None:
+    """Bars of the ratios, a tick at each target the README's speed table sets, the baseline at 1."""
     rated = [row for row in rows if row["ratio"] is not None]
     cases = list(dict.fromkeys(row["case"] for row in rated))
-    figure, axes = plt.subplots(figsize=(9, 0.5 * len(cases) + 1.5))
-    height = 0.38
-    for offset, implementation in enumerate(dict.fromkeys(row["implementation"] for row in rated)):
-        ratios = {row["case"]: row["ratio"] for row in rated if row["implementation"] == implementation}
-        axes.barh([i + offset * height for i in range(len(cases))], [ratios.get(c, 0) for c in cases], height, label=implementation)
-    axes.axvline(1.0, color="black", linewidth=0.8)
-    axes.set_yticks([i + height / 2 for i in range(len(cases))], cases)
+    implementations = list(dict.fromkeys(row["implementation"] for row in rated))
+    figure, axes = plt.subplots(figsize=(10, 0.6 * len(cases) + 2.2))
+    height = 0.8 / len(implementations)
+    targets_drawn = False
+    for offset, implementation in enumerate(implementations):
+        mine = {row["case"]: row for row in rated if row["implementation"] == implementation}
+        ys = [i + offset * height for i in range(len(cases))]
+        axes.barh(ys, [mine[c]["ratio"] if c in mine else 0 for c in cases], height, label=implementation)
+        for y, case in zip(ys, cases):
+            target = mine.get(case, {}).get("target")
+            if target is not None:
+                axes.plot([target, target], [y - height / 2, y + height / 2], color="red", linewidth=2,
+                          label=None if targets_drawn else "target (README speed table)")
+                targets_drawn = True
+    axes.axvline(1.0, color="black", linewidth=0.8, linestyle="--", label="baseline (1.0 = the same time)")
+    axes.set_yticks([i + height * (len(implementations) - 1) / 2 for i in range(len(cases))], cases)
     axes.invert_yaxis()
-    axes.set_xlabel("time relative to the bare baseline (1.0 = the same)")
-    axes.legend()
-    figure.tight_layout()
-    figure.savefig(path)
+    axes.set_xlabel("time relative to the bare baseline (lower is better)")
+    axes.set_title(TITLE)
+    absolute = [f"frame_notification 200 B, {row['implementation']}: {row['ns']:.0f} ns"
+                + (f" (target < {row['target']:.0f} ns)" if row["target"] is not None else "")
+                for row in rows if row["ratio"] is None]
+    if absolute:
+        figure.text(0.01, 0.01, "; ".join(absolute), fontsize=8)
+    axes.legend(loc="lower right", fontsize=8)
+    figure.tight_layout(rect=(0, 0.03, 1, 1))
+    try:
+        figure.savefig(path)
+    except OSError as error:
+        raise UsageError(f"cannot write {escape(path)}: {error.strerror or type(error).__name__}") from None
+    finally:
+        plt.close(figure)
+
+
+EPILOG = """\
+Each case times a codec call and the bare JSON call it wraps, alternating, in the same
+run: a ratio of 1.00x is the same time as the baseline, lower is better. "target" is
+the ratio the README's speed table asks for. Timings depend on the machine's load.
+
+examples:
+  diverge-codec bench --quick
+  diverge-codec bench --plot ratios.png      (needs: pip install 'diverge-codec[plot]')
+"""
 
 
 def register(commands: Any) -> None:
-    bench = commands.add_parser("bench", help="the main benchmarks, as ratios against bare orjson")
+    bench = commands.add_parser("bench", help="the main benchmarks, as ratios against bare orjson",
+                                description="The main benchmarks, as ratios against bare orjson.", epilog=EPILOG)
     bench.add_argument("--quick", action="store_true", help="shorter timing loops")
-    bench.add_argument("--plot", metavar="FILE.png", help="draw the ratios (needs the plot extra)")
+    bench.add_argument("--plot", metavar="FILE.png", help="also draw the ratios and targets as a chart (needs the plot extra)")
     bench.set_defaults(run=cmd_bench)

@@ -1,169 +1,238 @@
-"""``diverge-codec inspect``: list a capture's frames and check its sequence."""
+"""diverge-codec inspect: list a capture's frames and check its sequence, as the capture arrives.
+
+The capture is read a chunk at a time and each frame is checked and printed as it
+comes; only the checker's state and running counts are kept, so memory is bounded by
+the largest record plus a constant, and an endless input (a pipe from a live relay) is
+processed live. Reading stops at the first frame that decides the verdict, at
+``--max-frames``, or on SIGINT/SIGTERM (the summary is still written).
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
+import signal
 import sys
-from collections.abc import Callable, Iterable
-from typing import IO, Any
+import threading
+from collections.abc import Iterator
+from typing import Any
 
 from .. import samples, stream
-from .._model import ErrorData
 from ..errors import DecodeError, RemoteProtocolError, StreamError
 from ..sequence import McpNotificationsChecker, State, ToolsBeginChecker
-from ._common import CHANNELS, UsageError, read_input
-
-PROGRESS_EVERY = 50_000
-
-
-def _clip(text: str, width: int = 60) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+from . import _records
+from ._common import CHANNELS, UsageError, chunks, max_record_help, record_limit
+from ._output import JsonLines, Progress, Text
+from ._records import Payload
 
 
-def summary(frame: Any) -> str:
-    """One line about a frame. Secret values are always redacted; a notification's method is shown."""
-    name = type(frame).__name__
-    if name == "Begun":
-        if not frame.secrets:
-            return "no secrets"
-        return "secrets: " + ", ".join(f"{n} ({m.value})" for n, m in frame.secrets.items())
-    if name == "Active":
-        return "an exchange is in flight"
-    if name == "Inactive":
-        if not frame.values:
-            return "no rotating secrets"
-        return "rotating: " + ", ".join(f"{n}=<redacted>" for n in frame.values)
-    if name == "Notification":
-        return f"method {frame.method}"
-    error = frame.error
-    if isinstance(error, ErrorData):
-        return f"error {error.code}: {_clip(repr(error.message))}"
-    extra = f" (+{len(error.details)} more)" if error.details else ""
-    return f"error: {_clip(repr(error.message))}{extra}"
+class _Interrupted(Exception):
+    """A signal arrived while the tool waited for input."""
 
 
-def inspect_payloads(payloads: Iterable[bytes | memoryview], channel: str, *, finished: bool = True,
-                     allow_late_error: bool = False, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Decode and check a channel's payloads: the frames as rows, and the verdict."""
-    codec = CHANNELS[channel]
-    checker: ToolsBeginChecker | McpNotificationsChecker = (
-        ToolsBeginChecker(codec) if channel == "tools-begin"
-        else McpNotificationsChecker(codec, allow_error_after_notifications=allow_late_error)
-    )
-    rows: list[dict[str, Any]] = []
-    verdict: dict[str, Any] | None = None
-    for index, payload in enumerate(payloads):
-        if progress and index and index % PROGRESS_EVERY == 0:
-            progress(index)
+class _Signals:
+    """SIGINT and SIGTERM end the reading: at once while waiting for input, else after the current frame."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.waiting = False
+        self._saved: dict[int, Any] = {}
+
+    def _handle(self, signum: int, _frame: Any) -> None:
+        self.received = signum
+        if self.waiting:
+            raise _Interrupted
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._saved[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._saved.items():
+            signal.signal(signum, handler)
+
+
+class Session:
+    """One channel's capture: checks each payload, keeps the verdict and the counts, never the frames."""
+
+    def __init__(self, channel: str, *, allow_late_error: bool = False) -> None:
+        self.channel = channel
+        self.codec = CHANNELS[channel]
+        self.checker: ToolsBeginChecker | McpNotificationsChecker = (
+            ToolsBeginChecker(self.codec) if channel == "tools-begin"
+            else McpNotificationsChecker(self.codec, allow_error_after_notifications=allow_late_error)
+        )
+        self.frames = 0
+        self.verdict: dict[str, Any] | None = None
+
+    def frame(self, payload: Payload) -> Any:
+        """Decode and check the next payload: the frame, or None when it decided the verdict (invalid)."""
+        index = self.frames
         try:
-            frame = codec.decode(payload)
+            frame = self.codec.decode(payload)
         except DecodeError as error:
-            verdict = {"valid": False, "kind": "undecodable", "index": index, "message": f"frame {index} could not be decoded: {error}"}
-            break
-        rows.append({"index": index, "tag": frame.tag.value, "variant": type(frame).__name__, "size": len(payload), "summary": summary(frame)})
+            self._fail("undecodable", index, None, f"frame {index} could not be decoded: {error}")
+            return None
+        self.frames += 1
         try:
-            checker.frame(frame)
+            self.checker.frame(frame)
         except RemoteProtocolError as error:
-            verdict = {"valid": False, "kind": "violation", "index": index, "rule": getattr(error.rule, "name", str(error.rule)), "message": str(error)}
-            break
-    if verdict is None:
-        verdict = _finish(checker, finished)
-    verdict["state"] = checker.state.value
-    return {"channel": channel, "frames": rows, "verdict": verdict}
+            self._fail("violation", index, error.rule, str(error))
+        return frame
 
+    def _fail(self, kind: str, index: int | None, rule: Any, message: str) -> None:
+        self.verdict = _verdict(False, kind, message, index=index, rule=getattr(rule, "name", None if rule is None else str(rule)))
 
-def _finish(checker: ToolsBeginChecker | McpNotificationsChecker, finished: bool) -> dict[str, Any]:
-    if not finished:
-        return {"valid": True, "kind": "open", "message": f"ok so far: still open ({checker.state.value})"}
-    try:
-        state = checker.finish()
-    except RemoteProtocolError as error:
-        return {"valid": False, "kind": "violation", "index": None, "rule": getattr(error.rule, "name", str(error.rule)), "message": str(error)}
-    if state is State.UNREADABLE:
-        return {"valid": True, "kind": "unreadable", "message": "the server could not read the request (a finish with nothing before it)"}
-    if state is State.ENDED_WITH_ERROR:
-        return {"valid": True, "kind": "error", "message": "ok: ended with an error, then the finish"}
-    count = (f"{checker.periods} periods of activity" if isinstance(checker, ToolsBeginChecker)
-             else f"{checker.notifications} notifications")
-    return {"valid": True, "kind": "finished", "message": f"ok: finished after {count}"}
+    def stream_broke(self, error: StreamError) -> None:
+        self._fail("stream", None, None, f"invalid stream: {error}")
 
+    def stop(self, kind: str, why: str) -> None:
+        """Reading stopped before the end ("limit", "interrupted"): the verdict so far."""
+        self.verdict = _verdict(True, kind, f"ok so far: {why} after {self.frames} frames ({self.checker.state.value})")
 
-def render(report: dict[str, Any], title: str) -> str:
-    lines = [f"{report['channel']}: {title} ({len(report['frames'])} frames)", "    #  tag  variant          size  summary"]
-    for row in report["frames"]:
-        lines.append(f"{row['index']:5d}  {row['tag']:3d}  {row['variant']:<14} {row['size']:6d}  {row['summary']}")
-    lines.append(f"verdict: {report['verdict']['message']}")
-    return "\n".join(lines)
+    def end(self, finished: bool) -> dict[str, Any]:
+        """The verdict, after the input ended (the channel's finish, unless ``finished`` is false)."""
+        if self.verdict is None:
+            self.verdict = self._finish(finished)
+        self.verdict["state"] = self.checker.state.value
+        return self.verdict
 
-
-def _hex_payloads(data: bytes) -> list[bytes]:
-    payloads = []
-    for number, line in enumerate(data.decode("ascii", errors="replace").splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
+    def _finish(self, finished: bool) -> dict[str, Any]:
+        checker = self.checker
+        if not finished:
+            return _verdict(True, "open", f"ok so far: still open ({checker.state.value})")
         try:
-            payloads.append(bytes.fromhex(line))
-        except ValueError:
-            raise UsageError(f"line {number} is not hex") from None
-    return payloads
+            state = checker.finish()
+        except RemoteProtocolError as error:
+            return _verdict(False, "violation", str(error), rule=getattr(error.rule, "name", str(error.rule)))
+        if state is State.UNREADABLE:
+            return _verdict(True, "unreadable", "the server could not read the request (a finish with nothing before it)")
+        if state is State.ENDED_WITH_ERROR:
+            return _verdict(True, "error", "ok: ended with an error, then the finish")
+        count = (f"{checker.periods} periods of activity" if isinstance(checker, ToolsBeginChecker)
+                 else f"{checker.notifications} notifications")
+        return _verdict(True, "finished", f"ok: finished after {count}")
 
 
-def _progress(stderr: IO[str]) -> Callable[[int], None] | None:
-    if not stderr.isatty():
-        return None
-    return lambda count: print(f"\r{count} frames…", end="", file=stderr, flush=True)
+def _verdict(valid: bool, kind: str, message: str, *, index: int | None = None, rule: str | None = None) -> dict[str, Any]:
+    return {"valid": valid, "kind": kind, "index": index, "rule": rule, "message": message}
+
+
+def run_session(session: Session, batches: Iterator[list[Payload]], output: Any, signals: _Signals, *,
+                finished: bool = True, max_frames: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
+    """Drive a session over its batches, writing each frame as it comes; the summary's verdict."""
+    try:
+        while session.verdict is None and not _at_limit(session, max_frames):
+            signals.waiting = True
+            try:
+                if signals.received:  # it came while a frame was written: do not wait for more input
+                    raise _Interrupted
+                batch = next(batches, None)
+            finally:
+                signals.waiting = False
+            if batch is None:
+                break
+            for payload in batch:
+                index = session.frames
+                frame = session.frame(payload)
+                if frame is not None:
+                    output.frame(session.channel, index, frame, len(payload))
+                if session.verdict is not None or signals.received or _at_limit(session, max_frames):
+                    break
+            if signals.received and session.verdict is None:
+                session.stop("interrupted", "interrupted")
+            output.flush()
+            if progress:
+                progress.update(session.frames)
+    except _Interrupted:
+        session.stop("interrupted", "interrupted")
+    except StreamError as error:
+        session.stream_broke(error)
+    finally:
+        if progress:
+            progress.clear()
+    return session.end(finished)
+
+
+def _at_limit(session: Session, max_frames: int | None) -> bool:
+    if max_frames is None or session.frames < max_frames or session.verdict is not None:
+        return False
+    session.stop("limit", "--max-frames reached")
+    return True
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
+    output = JsonLines(args.show_values) if args.json else Text(args.show_values)
+    runs: list[tuple[str, str, Iterator[list[Payload]]]]
     if args.file is None:
-        reports = [(name, inspect_payloads(make(), name), "built-in sample session") for name, make in samples.SESSIONS.items()
-                   if args.channel in (None, name)]
+        runs = [(name, "built-in sample session", iter([list[Payload](make())])) for name, make in samples.SESSIONS.items()
+                if args.channel in (None, name)]
     else:
         if args.channel is None:
             raise UsageError("--channel is required with a FILE")
-        data = read_input(args.file)
-        verdict_of_stream = None
-        if args.hex:
-            payloads: list[Any] = _hex_payloads(data)
-        else:
-            try:
-                payloads = stream.split_records(data, max_record=args.max_record)
-            except StreamError as error:
-                payloads, verdict_of_stream = stream.split_records(data[: _whole_prefix(data, args.max_record)]), str(error)
-        report = inspect_payloads(payloads, args.channel, finished=not args.open and verdict_of_stream is None,
-                                  allow_late_error=args.allow_late_error, progress=_progress(sys.stderr))
-        if verdict_of_stream is not None:
-            report["verdict"] = {"valid": False, "kind": "stream", "message": f"invalid stream: {verdict_of_stream}",
-                                 "state": report["verdict"]["state"]}
-        reports = [(args.channel, report, args.file)]
-    valid = all(report["verdict"]["valid"] for _, report, _ in reports)
-    if args.json:
-        print(json.dumps([report for _, report, _ in reports] if args.file is None else reports[0][1], indent=2))
-    else:
-        print("\n\n".join(render(report, title) for _, report, title in reports))
+        reader = _records.hex_lines if args.hex else _records.envelope
+        runs = [(args.channel, args.file, reader(chunks(args.file), args.max_record))]
+    valid = True
+    with _Signals() as signals:
+        for channel, source, batches in runs:
+            session = Session(channel, allow_late_error=args.allow_late_error)
+            output.begin(channel, source)
+            verdict = run_session(session, batches, output, signals, finished=not args.open, max_frames=args.max_frames,
+                                  progress=Progress.on_terminal(sys.stderr, sys.stdout))
+            output.end(channel, source, session.frames, verdict)
+            valid = valid and verdict["valid"]
+            if signals.received:
+                return 128 + signals.received
     return 0 if valid else 1
 
 
-def _whole_prefix(data: bytes, limit: int) -> int:
-    """How many leading bytes of a broken stream are whole records: those are still inspected."""
-    at = 0
-    while len(data) - at >= 4:
-        length = int.from_bytes(data[at:at + 4], "big")
-        if length > limit or len(data) - at - 4 < length:
-            break
-        at += 4 + length
-    return at
+EPILOG = """\
+output:
+  text: a line a frame (index, tag, variant, size in bytes, summary), then the
+  frame count and the verdict. --json: JSON Lines, one object a frame
+  ({"type": "frame", ...}) then one summary object ({"type": "summary", "valid":
+  ..., "kind": ..., "message": ...}) per channel session; see the README.
+
+what is shown: secret names, modes and a notification's method, escaped so that
+no control character, escape sequence, newline or bidi override reaches the
+terminal. Error messages are shown as their length in characters, error details
+and secret values as <redacted>, unless --show-values.
+
+exit status: 0 valid (or valid so far with --open, --max-frames), 1 a frame or
+the stream breaks the channel's rules, 2 bad usage or unreadable input,
+130/143 interrupted by SIGINT/SIGTERM (the summary is still written).
+
+examples:
+  diverge-codec inspect
+  diverge-codec inspect capture.bin --channel tools-begin
+  diverge-codec relay ... | diverge-codec inspect - --channel mcp-notifications --json
+  diverge-codec inspect payloads.hex --channel mcp-notifications --hex --max-frames 100
+"""
 
 
 def register(commands: Any) -> None:
-    inspect = commands.add_parser("inspect", help="list a capture's frames and check its sequence")
-    inspect.add_argument("file", nargs="?", metavar="FILE|-", help="a capture; none: the built-in sample sessions")
-    inspect.add_argument("--channel", choices=list(CHANNELS), help="the channel the capture is of")
+    inspect = commands.add_parser(
+        "inspect", help="list a capture's frames and check its sequence",
+        description="List a capture's frames and check its sequence, as the capture arrives.", epilog=EPILOG,
+    )
+    inspect.add_argument("file", nargs="?", metavar="FILE|-", help="a capture (- for standard input); none: the built-in sample sessions")
+    inspect.add_argument("--channel", choices=list(CHANNELS), help="the channel the capture is of (required with FILE)")
     inspect.add_argument("--hex", action="store_true", help="one payload a line, in hex, instead of the stream envelope")
-    inspect.add_argument("--json", action="store_true", help="machine-readable output")
+    inspect.add_argument("--json", action="store_true", help="JSON Lines: an object a frame, then a summary object")
     inspect.add_argument("--open", action="store_true", help="the capture stops before the finish")
     inspect.add_argument("--allow-late-error", action="store_true", help="mcp-notifications: accept one Error after notifications")
-    inspect.add_argument("--max-record", type=int, default=stream.DEFAULT_MAX_RECORD, help="largest record accepted, in bytes")
+    inspect.add_argument("--max-record", type=record_limit, default=stream.DEFAULT_MAX_RECORD, metavar="BYTES", help=max_record_help())
+    inspect.add_argument("--max-frames", type=_count, metavar="N", help="stop after N frames (the verdict is then 'ok so far')")
+    inspect.add_argument(
+        "--show-values", action="store_true",
+        help="also print what frames carry: Error messages and details (the container's words, which can hold "
+             "values by mistake) and the rotating secrets' values of Inactive frames (credentials); escaped all the same",
+    )
     inspect.set_defaults(run=cmd_inspect)
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) > 2**63:
+        raise argparse.ArgumentTypeError("--max-frames takes a whole number")
+    return int(text)

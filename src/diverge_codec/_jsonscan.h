@@ -1,0 +1,442 @@
+/* The relay's compiled scanner: is a JSON-RPC message a notification the mcp-notifications
+ * channel accepts, and which bytes hold its top-level "jsonrpc" members?
+ *
+ * One pass over the bytes, building nothing: it accepts exactly what orjson.loads accepts
+ * (orjson reads with its fork of yyjson 0.9, non-standard JSON off, after a strict UTF-8
+ * check of the whole input): RFC 8259 JSON; strict UTF-8; escapes with surrogate pairs
+ * only (a lone surrogate escape is refused); no control character in a string; nesting of at most
+ * 1024 arrays and objects; a number refused only where it rounds to infinity as a double
+ * (integers too wide for 64 bits are read as doubles). Duplicate keys are read as orjson
+ * reads them: the last one wins. The differential fuzz target (fuzz/fuzz_scanner.py) and
+ * tests/test_scanner.py hold it to orjson.
+ *
+ * It runs in C from start to end, holding the GIL and calling no Python API, so no Python
+ * code runs while it reads the caller's buffer. It relies on data[size] == 0, as a bytes
+ * object guarantees: every byte-wise read stops at the first byte that ends a token, and a
+ * NUL ends them all, so no read goes past data[size]; word-wise reads stay below size.
+ */
+#ifndef DIVERGE_CODEC_JSONSCAN_H
+#define DIVERGE_CODEC_JSONSCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+enum {
+    DC_NOTIFICATION = 0,     /* a notification: splice it */
+    DC_NOT_NOTIFICATION = 1, /* valid JSON, but an object with an id, or no object; or blank */
+    DC_INVALID = 2,          /* not what orjson reads */
+    DC_METHOD = 3,           /* method absent or not a string */
+    DC_PARAMS = 4,           /* params neither absent, null nor an object */
+    DC_META = 5,             /* params._meta neither absent, null nor an object */
+    DC_UNSURE = 6            /* valid, but more envelope runs than the splice records: let the parser do it */
+};
+
+#define DC_MAX_CUTS 8
+#define DC_MAX_DEPTH 1024
+#define DC_NONE ((size_t)-1)
+
+typedef struct {
+    size_t start, end;           /* the document, outer whitespace left out */
+    size_t ncuts, removed;       /* byte ranges to leave out, in order, and their total size */
+    size_t cuts[DC_MAX_CUTS][2];
+} dc_splice;
+
+/* The least decimal that rounds to infinity as a double, 2**1024 - 2**970 (ties go to even: up). */
+static const char DC_INFINITY_FROM[] = "179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792";
+
+enum { DC_ABSENT = 0, DC_STRING, DC_OBJECT, DC_NULL, DC_OTHER };
+enum { DC_ROLE_OTHER = 0, DC_ROLE_ENVELOPE, DC_ROLE_METHOD, DC_ROLE_PARAMS, DC_ROLE_ID, DC_ROLE_META };
+
+static inline int dc_space(unsigned char c) {
+    return c <= ' ' && (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+}
+
+static inline int dc_digit(unsigned char c) {
+    return c >= '0' && c <= '9';
+}
+
+/* The length of the UTF-8 character at s[pos] (lead byte >= 0x80), or 0 where it is not strict
+ * UTF-8 (an overlong form, a surrogate, past U+10FFFF, cut short): the Unicode standard's table
+ * 3-7, as Rust's and orjson's check. Outside strings no byte >= 0x80 is read as JSON at all. */
+static inline size_t dc_utf8_char(const unsigned char *s, size_t pos, size_t end) {
+    unsigned char c = s[pos], c1;
+    if (c < 0xC2) return 0;
+    if (c < 0xE0) return (pos + 1 < end && (s[pos + 1] & 0xC0) == 0x80) ? 2 : 0;
+    if (c < 0xF0) {
+        if (pos + 2 >= end) return 0;
+        c1 = s[pos + 1];
+        if (c == 0xE0 ? (c1 < 0xA0 || c1 > 0xBF) : c == 0xED ? (c1 < 0x80 || c1 > 0x9F) : (c1 & 0xC0) != 0x80) return 0;
+        return (s[pos + 2] & 0xC0) == 0x80 ? 3 : 0;
+    }
+    if (c < 0xF5) {
+        if (pos + 3 >= end) return 0;
+        c1 = s[pos + 1];
+        if (c == 0xF0 ? (c1 < 0x90 || c1 > 0xBF) : c == 0xF4 ? (c1 < 0x80 || c1 > 0x8F) : (c1 & 0xC0) != 0x80) return 0;
+        return ((s[pos + 2] & 0xC0) == 0x80 && (s[pos + 3] & 0xC0) == 0x80) ? 4 : 0;
+    }
+    return 0;
+}
+
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define DC_FIRST_BYTE_KNOWN 1
+#define DC_FIRST_FLAGGED(mask) (__builtin_ctzll(mask) >> 3)
+#else
+#define DC_FIRST_BYTE_KNOWN 0
+#endif
+#define DC_ONES UINT64_C(0x0101010101010101)
+#define DC_HIGH UINT64_C(0x8080808080808080)
+
+/* Which of eight string bytes need a look (a quote, a backslash, a control byte, a byte >=
+ * 0x80), a high bit each: none flagged means none there, and the lowest flag is exact (a
+ * borrow only runs upward from a flagged byte). */
+static inline uint64_t dc_special(uint64_t w) {
+    uint64_t quote = w ^ (DC_ONES * '"'), slash = w ^ (DC_ONES * '\\');
+    return (((quote - DC_ONES) & ~quote) | ((slash - DC_ONES) & ~slash) | ((w - DC_ONES * 0x20) & ~w) | w) & DC_HIGH;
+}
+
+static inline int dc_hex(unsigned char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Four hex digits at s, read one by one (a NUL stops them): their value, or -1. */
+static inline int dc_hex4(const unsigned char *s) {
+    int value = 0, digit, i;
+    for (i = 0; i < 4; i++) {
+        digit = dc_hex(s[i]);
+        if (digit < 0) return -1;
+        value = value * 16 + digit;
+    }
+    return value;
+}
+
+/* A key's decoded text, as far as telling the five names apart needs: 8 units, and any unit
+ * that is no printable ASCII stored as 0xFF, which no name holds. */
+typedef struct {
+    unsigned char text[8];
+    size_t len;
+} dc_key;
+
+static inline void dc_key_add(dc_key *key, unsigned int unit) {
+    if (key->len < sizeof(key->text)) key->text[key->len] = (unit >= 0x20 && unit < 0x7F) ? (unsigned char)unit : 0xFF;
+    key->len++;
+}
+
+/* The string whose opening quote is at s[pos]: the position after its closing quote, or 0.
+ * *escaped says whether it holds a backslash. */
+static size_t dc_string(const unsigned char *s, size_t pos, size_t end, int *escaped) {
+    int unit, low;
+    size_t step;
+    uint64_t word;
+    pos++;
+    for (;;) {
+        if (pos + 8 <= end) {
+            memcpy(&word, s + pos, 8);
+            word = dc_special(word);
+            if (!word) {
+                pos += 8;
+                continue;
+            }
+#if DC_FIRST_BYTE_KNOWN
+            pos += (size_t)DC_FIRST_FLAGGED(word);  /* the lowest flag marks a byte that needs the look */
+#endif
+        }
+        unsigned char c = s[pos];
+        if (c == '"') return pos + 1;
+        if (c < 0x20) return 0;  /* a control character, or the NUL past the end */
+        if (c >= 0x80) {
+            step = dc_utf8_char(s, pos, end);
+            if (!step) return 0;
+            pos += step;
+            continue;
+        }
+        if (c != '\\') {
+            pos++;
+            continue;
+        }
+        *escaped = 1;
+        switch (s[pos + 1]) {
+        case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+            pos += 2;
+            break;
+        case 'u':
+            unit = dc_hex4(s + pos + 2);
+            if (unit < 0) return 0;
+            pos += 6;
+            if (unit >= 0xD800 && unit <= 0xDBFF) {  /* a high surrogate: a low one must follow */
+                if (s[pos] != '\\' || s[pos + 1] != 'u') return 0;
+                low = dc_hex4(s + pos + 2);
+                if (low < 0xDC00 || low > 0xDFFF) return 0;
+                pos += 6;
+            } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
+                return 0;
+            }
+            break;
+        default:
+            return 0;
+        }
+    }
+}
+
+/* The decoded text of a valid string with escapes, its opening quote at s[pos], into key. */
+static void dc_key_decode(const unsigned char *s, size_t pos, dc_key *key) {
+    unsigned char c;
+    key->len = 0;
+    for (pos++; (c = s[pos]) != '"';) {
+        if (c != '\\') {
+            dc_key_add(key, c);
+            pos++;
+        } else if (s[pos + 1] == 'u') {
+            dc_key_add(key, (unsigned int)dc_hex4(s + pos + 2));  /* a surrogate pair: two units >= 0x80 */
+            pos += 6;
+        } else {
+            c = s[pos + 1];
+            dc_key_add(key, (c == '"' || c == '\\' || c == '/') ? c : 0);
+            pos += 2;
+        }
+    }
+}
+
+/* The number at s[pos]: the position after it, or 0 if orjson refuses it. */
+static size_t dc_number(const unsigned char *s, size_t pos) {
+    size_t int_start, int_end, frac_start = 0, frac_end = 0, first, i, t;
+    long long exponent = 0, lead;
+    int negative_exponent = 0;
+    unsigned char digit;
+    if (s[pos] == '-') pos++;
+    int_start = pos;
+    if (s[pos] == '0') {
+        pos++;
+    } else if (s[pos] >= '1' && s[pos] <= '9') {
+        while (dc_digit(s[pos])) pos++;
+    } else {
+        return 0;
+    }
+    int_end = pos;
+    if (s[pos] == '.') {
+        frac_start = ++pos;
+        if (!dc_digit(s[pos])) return 0;
+        while (dc_digit(s[pos])) pos++;
+        frac_end = pos;
+    }
+    if (s[pos] == 'e' || s[pos] == 'E') {
+        pos++;
+        if (s[pos] == '+' || s[pos] == '-') negative_exponent = s[pos++] == '-';
+        if (!dc_digit(s[pos])) return 0;
+        while (dc_digit(s[pos])) {
+            if (exponent < 1000000000) exponent = exponent * 10 + (s[pos] - '0');
+            pos++;
+        }
+        if (negative_exponent) exponent = -exponent;
+    }
+    if (exponent == 0 && int_end - int_start <= 308) return pos;  /* below 10**308 */
+    /* The first significant digit, and the power of ten it stands for. */
+    if (s[int_start] != '0') {
+        first = int_start;
+        lead = (long long)(int_end - int_start) - 1;
+    } else {
+        for (first = frac_start; first < frac_end && s[first] == '0'; first++) {}
+        if (first >= frac_end) return pos;  /* zero, whatever the exponent */
+        lead = -(long long)(first - frac_start) - 1;
+    }
+    lead += exponent;
+    if (lead <= 307) return pos;
+    if (lead >= 309) return 0;
+    /* Between 10**308 and 10**309: compare the digits with the least that rounds to infinity. */
+    i = first;
+    for (t = 0; t < sizeof(DC_INFINITY_FROM) - 1; t++) {
+        if (i == int_end && frac_start) i = frac_start;  /* over the point */
+        digit = (i < int_end || (frac_start && i >= frac_start && i < frac_end)) ? s[i++] : '0';
+        if (digit != (unsigned char)DC_INFINITY_FROM[t]) return digit < (unsigned char)DC_INFINITY_FROM[t] ? pos : 0;
+    }
+    return 0;  /* equal to it in every digit it has: at least it */
+}
+
+/* A literal (true, false, null) at s[pos]: the position after it, or 0. */
+static inline size_t dc_literal(const unsigned char *s, size_t pos, const char *word, size_t len) {
+    size_t i;
+    for (i = 0; i < len; i++) {
+        if (s[pos + i] != (unsigned char)word[i]) return 0;
+    }
+    return pos + len;
+}
+
+static inline int dc_kind(unsigned char c) {
+    return c == '"' ? DC_STRING : c == '{' ? DC_OBJECT : c == 'n' ? DC_NULL : DC_OTHER;
+}
+
+static inline int dc_name_is(const unsigned char *text, size_t len, const char *name, size_t name_len) {
+    return len == name_len && memcmp(text, name, len) == 0;
+}
+
+static int dc_role_of(const unsigned char *text, size_t len, int in_params) {
+    if (in_params) return dc_name_is(text, len, "_meta", 5) ? DC_ROLE_META : DC_ROLE_OTHER;
+    if (dc_name_is(text, len, "jsonrpc", 7)) return DC_ROLE_ENVELOPE;
+    if (dc_name_is(text, len, "method", 6)) return DC_ROLE_METHOD;
+    if (dc_name_is(text, len, "params", 6)) return DC_ROLE_PARAMS;
+    if (dc_name_is(text, len, "id", 2)) return DC_ROLE_ID;
+    return DC_ROLE_OTHER;
+}
+
+static int dc_role(const dc_key *key, int in_params) {
+    return key->len <= sizeof(key->text) ? dc_role_of(key->text, key->len, in_params) : DC_ROLE_OTHER;
+}
+
+/* The cuts that remove every top-level "jsonrpc" member, fed one member at a time. A run of
+ * such members is removed from its first key to the next kept member's key; a run at the end,
+ * from the end of the last kept value before it (its comma included); a run that is every
+ * member, from its first key to its last value's end. Every other byte stays. */
+typedef struct {
+    size_t run_start, run_before, last_end;
+    int run_open, overflow;
+} dc_cutter;
+
+static void dc_cut(dc_splice *out, dc_cutter *cutter, size_t start, size_t end) {
+    if (out->ncuts == DC_MAX_CUTS) {
+        cutter->overflow = 1;
+        return;
+    }
+    out->cuts[out->ncuts][0] = start;
+    out->cuts[out->ncuts][1] = end;
+    out->ncuts++;
+    out->removed += end - start;
+}
+
+static inline void dc_member(dc_splice *out, dc_cutter *cutter, size_t start, size_t end, int envelope) {
+    if (envelope && !cutter->run_open) {
+        cutter->run_open = 1;
+        cutter->run_start = start;
+        cutter->run_before = cutter->last_end;
+    } else if (!envelope && cutter->run_open) {
+        cutter->run_open = 0;
+        dc_cut(out, cutter, cutter->run_start, start);
+    }
+    cutter->last_end = end;
+}
+
+/* Read one JSON-RPC message (data[size] must be 0): a DC_ status, and for DC_NOTIFICATION the splice in out. */
+static int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
+    const unsigned char *s = (const unsigned char *)data;
+    unsigned char stack[DC_MAX_DEPTH + 1];  /* the open containers: '{' or '[' */
+    size_t depth = 0, pos = 0, next, member_start = 0, key_start;
+    int role = DC_ROLE_OTHER, in_params = 0, root_kind, has_id = 0, escaped = 0;
+    int method_kind = DC_ABSENT, params_kind = DC_ABSENT, meta_kind = DC_ABSENT, kind;
+    dc_cutter cutter = {0, DC_NONE, DC_NONE, 0, 0};
+    dc_key key;
+
+    memset(out, 0, sizeof(*out));
+    while (dc_space(s[pos])) pos++;
+    if (pos >= size) return DC_NOT_NOTIFICATION;  /* a blank line is no message */
+    out->start = pos;
+    root_kind = dc_kind(s[pos]);
+
+value:
+    switch (s[pos]) {
+    case '{':
+    case '[':
+        if (depth == DC_MAX_DEPTH) return DC_INVALID;
+        stack[++depth] = s[pos];
+        /* role is PARAMS here only right after the top-level params key: its value is this object */
+        if (role == DC_ROLE_PARAMS && depth == 2 && s[pos] == '{') in_params = 1;
+        pos++;
+        while (dc_space(s[pos])) pos++;
+        if (s[pos] == (stack[depth] == '{' ? '}' : ']')) {
+            pos++;
+            goto closed;
+        }
+        if (stack[depth] == '{') goto key;
+        goto value;
+    case '"':
+        next = dc_string(s, pos, size, &escaped);
+        break;
+    case 't':
+        next = dc_literal(s, pos, "true", 4);
+        break;
+    case 'f':
+        next = dc_literal(s, pos, "false", 5);
+        break;
+    case 'n':
+        next = dc_literal(s, pos, "null", 4);
+        break;
+    default:
+        next = dc_number(s, pos);
+        break;
+    }
+    if (!next) return DC_INVALID;
+    pos = next;
+    goto after;
+
+key:
+    if (s[pos] != '"') return DC_INVALID;
+    escaped = 0;
+    next = dc_string(s, pos, size, &escaped);
+    if (!next) return DC_INVALID;
+    key_start = pos;
+    pos = next;
+    while (dc_space(s[pos])) pos++;
+    if (s[pos] != ':') return DC_INVALID;
+    pos++;
+    while (dc_space(s[pos])) pos++;
+    if (depth == 1 || (depth == 2 && in_params)) {  /* a member the channel's rules look at */
+        if (escaped) {
+            dc_key_decode(s, key_start, &key);
+            role = dc_role(&key, depth == 2);
+        } else {
+            role = dc_role_of(s + key_start + 1, next - key_start - 2, depth == 2);
+        }
+        kind = dc_kind(s[pos]);  /* the value's kind, from its first byte (the scan checks the rest) */
+        if (depth == 1) {
+            member_start = key_start;
+            has_id |= role == DC_ROLE_ID;
+            if (role == DC_ROLE_METHOD) method_kind = kind;
+            if (role == DC_ROLE_PARAMS) {
+                params_kind = kind;
+                meta_kind = DC_ABSENT;  /* the last params wins, and its _meta with it */
+            }
+        } else if (role == DC_ROLE_META) {
+            meta_kind = kind;
+        }
+    }
+    goto value;
+
+closed:  /* the container at depth ended at pos */
+    depth--;
+    if (depth == 1) in_params = 0;
+
+after:  /* a value ended at pos */
+    if (depth == 1 && stack[1] == '{') dc_member(out, &cutter, member_start, pos, role == DC_ROLE_ENVELOPE);
+    if (depth == 0) {
+        out->end = pos;
+        while (dc_space(s[pos])) pos++;
+        if (pos != size) return DC_INVALID;
+        goto done;
+    }
+    while (dc_space(s[pos])) pos++;
+    if (s[pos] == ',') {
+        pos++;
+        while (dc_space(s[pos])) pos++;
+        if (stack[depth] == '{') goto key;
+        goto value;
+    }
+    if (s[pos] == (stack[depth] == '{' ? '}' : ']')) {
+        pos++;
+        goto closed;
+    }
+    return DC_INVALID;
+
+done:
+    if (root_kind != DC_OBJECT || has_id) return DC_NOT_NOTIFICATION;
+    if (method_kind != DC_STRING) return DC_METHOD;
+    if (params_kind == DC_OBJECT) {
+        if (meta_kind != DC_ABSENT && meta_kind != DC_NULL && meta_kind != DC_OBJECT) return DC_META;
+    } else if (params_kind != DC_ABSENT && params_kind != DC_NULL) {
+        return DC_PARAMS;
+    }
+    if (cutter.run_open) dc_cut(out, &cutter, cutter.run_before != DC_NONE ? cutter.run_before : cutter.run_start, cutter.last_end);
+    return cutter.overflow ? DC_UNSURE : DC_NOTIFICATION;
+}
+
+#endif

@@ -1,0 +1,123 @@
+"""``diverge-codec relay -- COMMAND [ARG...]``: relay a stdio MCP server's notifications as a channel.
+
+A thin layer over ``diverge_codec.relay_process``: the options are ``RelayOptions``'
+fields, the output is the mcp-notifications channel as stream records (stdout, or
+``--out``), and the report is one JSON line on stderr. Exit status: 0 the server ended
+on its own with 0 or was shut down on request (a signal, ``--duration``,
+``--until-answered``), 1 it failed, was killed or never answered ``initialize``, 2 bad
+usage or a command that cannot start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+from .. import _json
+from ..relay_process import RelayOptions, ServerRelay, exit_status, open_writer
+from ..relay_session import DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, PROTOCOL_VERSION
+from ._common import UsageError
+
+
+def parse_call(text: str, option: str = "--call") -> tuple[str, dict[str, Any]]:
+    """``NAME=JSON`` (the arguments, an object) or ``NAME`` alone (no arguments)."""
+    name, equals, arguments = text.partition("=")
+    if not name:
+        raise UsageError(f"{option}: a name is needed before '='")
+    if not equals:
+        return name, {}
+    try:
+        value = _json.loads(arguments.encode())
+    except ValueError:
+        raise UsageError(f"{option} {name}: the arguments are not JSON") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"{option} {name}: the arguments must be a JSON object")
+    return name, value
+
+
+def _positive(kind: type) -> Any:
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
+        return value
+    return parse
+
+
+def _options(args: argparse.Namespace) -> RelayOptions:
+    return RelayOptions(
+        calls=[parse_call(text) for text in args.call],
+        requests=[parse_call(text, "--request") for text in args.request], until_answered=args.until_answered, duration=args.duration,
+        grace=args.grace, protocol_version=args.protocol_version, max_line=args.max_line,
+        outbox_bytes=args.outbox_bytes, server_stderr=subprocess.DEVNULL if args.quiet_server else None)
+
+
+async def _run(command: list[str], out_fd: int, options: RelayOptions) -> tuple[dict[str, Any], int]:
+    writer = await open_writer(out_fd)
+    relay = ServerRelay(command, writer, options)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, relay.shutdown, f"signal {signal.Signals(signum).name}")
+    try:
+        report = await relay.run()
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+    return report.as_dict(), exit_status(report)
+
+
+def cmd_relay(args: argparse.Namespace) -> int:
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise UsageError("relay needs the server's command after '--'")
+    options = _options(args)
+    if args.out in (None, "-"):
+        out_fd = os.dup(sys.stdout.fileno())
+    else:
+        try:
+            out_fd = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        except OSError as error:
+            raise UsageError(f"cannot write {args.out}: {error.strerror or error}") from None
+    report, status = asyncio.run(_run(command, out_fd, options))
+    report["exit_status"] = status
+    print(json.dumps(report, separators=(",", ":")), file=sys.stderr, flush=True)
+    return status
+
+
+def register(commands: Any) -> None:
+    relay = commands.add_parser(
+        "relay", help="relay a stdio MCP server's notifications as a mcp-notifications channel",
+        description="Start COMMAND as a stdio MCP server, do the MCP handshake, relay every notification it "
+                    "writes as the mcp-notifications channel (stream records) and print a JSON report on stderr.",
+        usage="diverge-codec relay [options] -- COMMAND [ARG...]",
+        epilog="Exit status: 0 the server ended on its own with 0 or was shut down on request (SIGINT/SIGTERM, "
+               "--duration, --until-answered); 1 it failed, was killed or never answered initialize; 2 bad usage "
+               "or a command that cannot start. A second SIGINT/SIGTERM skips the grace.")
+    relay.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]",
+                       help="the server to start, after '--'")
+    relay.add_argument("--out", metavar="FILE", help="write the channel here instead of stdout")
+    relay.add_argument("--call", action="append", default=[], metavar="NAME=JSON",
+                       help="call tool NAME with these arguments after the handshake (repeatable)")
+    relay.add_argument("--request", action="append", default=[], metavar="METHOD=JSON",
+                       help="send this request after the handshake, before the calls (repeatable), "
+                            "e.g. logging/setLevel='{\"level\":\"debug\"}'")
+    relay.add_argument("--until-answered", action="store_true", help="shut the server down once every call and request is answered")
+    relay.add_argument("--duration", type=_positive(float), metavar="SECONDS", help="shut the server down after this long")
+    relay.add_argument("--grace", type=_positive(float), default=RelayOptions.grace, metavar="SECONDS",
+                       help="wait this long after closing the server's stdin, and again after SIGTERM (default %(default)s)")
+    relay.add_argument("--protocol-version", default=PROTOCOL_VERSION, help="the MCP revision offered (default %(default)s)")
+    relay.add_argument("--max-line", type=_positive(int), default=DEFAULT_MAX_LINE, metavar="BYTES",
+                       help="longest server line relayed, also the record limit (default %(default)s)")
+    relay.add_argument("--outbox-bytes", type=_positive(int), default=DEFAULT_OUTBOX_BYTES, metavar="BYTES",
+                       help="notifications queued for a slow consumer before dropping (default %(default)s)")
+    relay.add_argument("--quiet-server", action="store_true", help="discard the server's stderr")
+    relay.set_defaults(run=cmd_relay)

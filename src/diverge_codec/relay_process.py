@@ -1,0 +1,417 @@
+"""The asyncio relay: run a stdio MCP server, relay its notifications onto a mcp-notifications channel.
+
+::
+
+    report = await relay(["npx", "my-mcp-server"], writer, RelayOptions(calls=[("echo", {"x": 1})]))
+
+``writer`` is where the channel goes, as records of ``diverge_codec.stream`` (the 4-byte
+length envelope): an ``asyncio.StreamWriter`` (a socket), a ``PipeWriter`` (a pipe or a
+terminal: see ``open_writer``) or a ``FileWriter``; anything with ``write``, ``drain``,
+``close`` and ``wait_closed``. Closing it is the channel's finish. The session
+(handshake, calls, which line is what, the report) is ``relay_session.RelaySession``;
+this module only moves bytes and runs the process. ``exit_status(report)`` is the
+CLI's exit status for a report.
+
+- **Many servers, one loop.** Each server's output is read by its own pipe protocol,
+  a chunk (at most 256 KiB) per turn of the event loop, framed and handed to its
+  channel's writer in that callback; while a writer has not drained, its payloads
+  wait in the channel's own outbox, bounded in bytes. A flooding server gets one chunk
+  per turn like any other and drops what its own consumer cannot take: it never holds
+  the others' notifications back. ``asyncio.gather`` many ``relay`` calls.
+- **Never blocks the server.** The relay reads all the server writes; what the channel
+  cannot take now is dropped by the outbox and counted (``backpressure``). Memory per
+  channel: the outbox (``outbox_bytes`` plus one larger payload), the writer's buffer,
+  one partial line (``max_line`` at most).
+- **Shutdown, as MCP's stdio transport describes it.** On ``ServerRelay.shutdown`` (a
+  signal, ``duration``, ``until_answered``), or when the server's output ends: close
+  its stdin, wait ``grace`` seconds, SIGTERM, wait ``grace``, SIGKILL. The server runs in
+  its own process group, and the group is signalled, so a wrapper (``npx``, a shell)
+  takes its children with it; anything of the group still alive at the end is killed.
+  A second ``shutdown`` skips the waiting. The relay always ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import stat
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any, Protocol
+
+from .relay import relay_frame
+from .relay_session import DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, PROTOCOL_VERSION, RelayReport, RelaySession
+
+__all__ = [
+    "ChannelWriter", "FileWriter", "PipeWriter", "RelayOptions", "RelayReport", "ServerRelay", "exit_status", "open_writer", "relay",
+]
+
+REQUESTED = ("duration", "until-answered", "requested", "channel closed")
+"""Shutdown reasons that are a request (and ``signal NAME``): the relay did what it was asked, exit status 0."""
+
+
+OUTPUT_AFTER_KILL = 5.0
+"""Seconds to wait for the server's output to end once its whole group is killed."""
+
+
+class ChannelWriter(Protocol):
+    """Where a channel's records go: what ``asyncio.StreamWriter`` offers, and ``FileWriter``."""
+
+    def write(self, data: bytes) -> None: ...
+    async def drain(self) -> None: ...
+    def close(self) -> None: ...
+    async def wait_closed(self) -> None: ...
+
+
+class FileWriter:
+    """A ``ChannelWriter`` over a binary file (a regular file never makes the loop wait long)."""
+
+    def __init__(self, file: IO[bytes]) -> None:
+        self.file = file
+
+    def write(self, data: bytes) -> None:
+        self.file.write(data)
+
+    async def drain(self) -> None:
+        self.file.flush()
+
+    def close(self) -> None:
+        self.file.close()
+
+    async def wait_closed(self) -> None:
+        return None
+
+
+class _PipeFlow(asyncio.Protocol):
+    """Flow control for a write pipe: paused while the transport's buffer is over its high-water mark."""
+
+    def __init__(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.resumed = asyncio.Event()
+        self.resumed.set()
+        self.closed: asyncio.Future[None] = loop.create_future()
+        self.failure: BaseException | None = None
+
+    def pause_writing(self) -> None:
+        self.resumed.clear()
+
+    def resume_writing(self) -> None:
+        self.resumed.set()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.failure = exc or BrokenPipeError("the channel's reader has gone")
+        self.resumed.set()
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+class PipeWriter:
+    """A ``ChannelWriter`` over a pipe, socket or terminal, through the event loop."""
+
+    def __init__(self, transport: asyncio.WriteTransport, flow: _PipeFlow) -> None:
+        self.transport = transport
+        self._flow = flow
+
+    def write(self, data: bytes) -> None:
+        if self._flow.closed.done():
+            raise self._flow.failure or BrokenPipeError("the channel is closed")
+        self.transport.write(data)
+
+    async def drain(self) -> None:
+        await self._flow.resumed.wait()
+        if self._flow.closed.done() and self._flow.failure is not None and not self.transport.is_closing():
+            raise self._flow.failure
+
+    def close(self) -> None:
+        self.transport.close()
+
+    async def wait_closed(self) -> None:
+        await self._flow.closed
+
+
+async def open_writer(fd: int) -> ChannelWriter:
+    """A writer for a file descriptor the caller hands over (it is closed at the finish).
+
+    A regular file is written as it comes; a pipe, socket or terminal through the event
+    loop, so a slow reader makes the outbox drop instead of stalling every relay.
+    """
+    if stat.S_ISREG(os.fstat(fd).st_mode):
+        return FileWriter(os.fdopen(fd, "wb"))
+    transport, flow = await asyncio.get_running_loop().connect_write_pipe(_PipeFlow, os.fdopen(fd, "wb", buffering=0))
+    return PipeWriter(transport, flow)
+
+
+@dataclass(frozen=True)
+class RelayOptions:
+    """How to relay one server; every field has the CLI option of the same name."""
+
+    calls: Sequence[tuple[str, Any]] = ()
+    """Tool calls made after the handshake, in order: (name, arguments)."""
+    requests: Sequence[tuple[str, Any]] = ()
+    """Other requests made after the handshake, before the calls: (method, params)."""
+    until_answered: bool = False
+    """Shut the server down once every call is answered."""
+    duration: float | None = None
+    """Shut the server down after this many seconds."""
+    grace: float = 3.0
+    """Seconds to wait after closing stdin, and again after SIGTERM."""
+    protocol_version: str = PROTOCOL_VERSION
+    max_line: int = DEFAULT_MAX_LINE
+    outbox_bytes: int = DEFAULT_OUTBOX_BYTES
+    server_stderr: int | IO[Any] | None = None
+    """The server's stderr: None inherits the relay's, ``subprocess.DEVNULL`` discards it."""
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+    frame: Callable[[bytes], bytes | None] = field(default=relay_frame)
+    """One line to a channel payload; a benchmark may swap it."""
+
+
+class _ServerPipes(asyncio.SubprocessProtocol):
+    """The server's stdout, framed as it arrives; its end and its exit as futures."""
+
+    def __init__(self, owner: ServerRelay) -> None:
+        loop = asyncio.get_running_loop()
+        self.owner = owner
+        self.output_ended: asyncio.Future[None] = loop.create_future()
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def pipe_data_received(self, fd: int, data: bytes | bytearray) -> None:
+        if fd == 1:
+            self.owner._received(bytes(data))
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1 and not self.output_ended.done():
+            self.output_ended.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+class ServerRelay:
+    """One server relayed onto one channel. ``await run()`` once; ``shutdown()`` from anywhere in the loop."""
+
+    def __init__(self, command: Sequence[str], writer: ChannelWriter, options: RelayOptions = RelayOptions()) -> None:
+        if not command:
+            raise ValueError("the server command is empty")
+        self.command = list(command)
+        self.writer = writer
+        self.options = options
+        self.session = RelaySession(
+            options.calls, requests=options.requests, protocol_version=options.protocol_version, max_line=options.max_line,
+            outbox_bytes=options.outbox_bytes, until_answered=options.until_answered, frame=options.frame)
+        self.report = self.session.report
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._hurry = asyncio.Event()
+        self._reason: str | None = None
+        self._transport: asyncio.SubprocessTransport | None = None
+        self._channel_open = True
+        self._busy = False  # the pump is waiting for the writer to drain
+
+    def shutdown(self, reason: str = "requested") -> None:
+        """Stop the server (close stdin, grace, SIGTERM, grace, SIGKILL); called again, without the waits."""
+        if self._stop.is_set():
+            self._hurry.set()
+            return
+        self._reason = reason
+        self._stop.set()
+
+    async def run(self) -> RelayReport:
+        """Relay until the server's output ends and the server is gone: the report."""
+        loop = asyncio.get_running_loop()
+        try:
+            transport, pipes = await loop.subprocess_exec(
+                lambda: _ServerPipes(self), *self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=self.options.server_stderr, env=self.options.env, cwd=self.options.cwd, start_new_session=True)
+        except OSError as error:  # no such command, not executable: nothing can be reached
+            self.report.server = {"started": False, "error": error.strerror or type(error).__name__}
+            self.session.end_of_output()  # the one Error frame
+            await self._close_channel(asyncio.create_task(self._pump()))
+            self.session.finish_report()
+            return self.report
+        self._transport = transport
+        self.report.server = {"started": True, "pid": transport.get_pid()}
+        self._send(self.session.start())
+        pump = asyncio.create_task(self._pump())
+        timer = loop.call_later(self.options.duration, self.shutdown, "duration") if self.options.duration else None
+        try:
+            await _first(pipes.output_ended, self._stop.wait())
+            await self._end_process(transport, pipes)
+            self.session.end_of_output()
+            await self._close_channel(pump)
+        finally:
+            if timer is not None:
+                timer.cancel()
+            if not pump.done():
+                pump.cancel()
+            _kill_group(transport.get_pid())
+            transport.close()
+        self.session.finish_report()
+        return self.report
+
+    def _received(self, data: bytes) -> None:
+        reply = self.session.receive(data)
+        if reply:
+            self._send(reply)
+        if self.session.outbox and not self._busy and self._channel_open:
+            self._write_now()
+        if self.session.shutdown_reason is not None and not self._stop.is_set():
+            self.shutdown(self.session.shutdown_reason)
+
+    def _send(self, data: bytes) -> None:
+        assert self._transport is not None
+        stdin = self._transport.get_pipe_transport(0)
+        if stdin is not None and not stdin.is_closing():
+            stdin.write(data)  # type: ignore[attr-defined]
+
+    def _write_now(self) -> bool:
+        """Hand every queued payload to the writer, in the read callback itself: no wait for a turn of
+        the loop, so a channel's latency does not grow with the servers sharing it. The pump then
+        awaits the writer's drain; while it does, payloads queue in the (bounded) outbox."""
+        outbox = self.session.outbox
+        batch = outbox.take(len(outbox))
+        try:
+            self.writer.write(_records(batch))
+        except (ConnectionError, OSError):
+            self.session.lost(len(batch))
+            self._channel_gone()
+            return False
+        self.session.sent(len(batch))
+        self._busy = True
+        self._ready.set()
+        return True
+
+    def _channel_gone(self) -> None:
+        """The consumer went away: nobody to relay to."""
+        self._channel_open = False
+        self.session.abandon()
+        self.shutdown("channel closed")
+
+    async def _pump(self) -> None:
+        session = self.session
+        while True:
+            await self._ready.wait()
+            self._ready.clear()
+            while True:
+                try:
+                    await self.writer.drain()
+                except (ConnectionError, OSError):
+                    self._channel_gone()
+                    return
+                if not session.outbox:
+                    break
+                if not self._write_now():
+                    return
+            self._busy = False
+            if session.ended:
+                return
+
+    async def _end_process(self, transport: asyncio.SubprocessTransport, pipes: _ServerPipes) -> None:
+        """Close stdin, wait, SIGTERM, wait, SIGKILL: the steps MCP's stdio transport names."""
+        grace = self.options.grace
+        server = self.report.server
+        if self._reason is None:  # the output ended: a server that is leaving gets its grace first
+            await self._wait_exit(pipes, grace)
+        if pipes.exited.done():
+            server["ended_by"] = "itself"
+        else:
+            server["ended_by"] = "stdin closed"
+            stdin = transport.get_pipe_transport(0)
+            if stdin is not None:
+                stdin.close()
+            for step, signum in (("SIGTERM", signal.SIGTERM), ("SIGKILL", signal.SIGKILL)):
+                if await self._wait_exit(pipes, grace):
+                    break
+                server["ended_by"] = step
+                _signal_group(transport.get_pid(), signum)
+            await pipes.exited
+        # The leader is gone; one of its children may still hold the output open.
+        if not await self._wait_exit(pipes, grace, pipes.output_ended):
+            _kill_group(transport.get_pid())  # its EOF follows, unless one escaped the group
+            await _first(pipes.output_ended, asyncio.sleep(min(grace, OUTPUT_AFTER_KILL)))
+        server["shutdown"] = self._reason
+        code = transport.get_returncode()
+        server["exit_status"] = code if code is None or code >= 0 else None
+        server["signal"] = signal.Signals(-code).name if code is not None and code < 0 else None
+
+    async def _wait_exit(self, pipes: _ServerPipes, grace: float, what: asyncio.Future[None] | None = None) -> bool:
+        awaited = pipes.exited if what is None else what
+        if not awaited.done() and not self._hurry.is_set():
+            await _first(awaited, asyncio.sleep(grace), self._hurry.wait())
+        return awaited.done()
+
+    async def _close_channel(self, pump: asyncio.Task[None]) -> None:
+        """Let the pump hand over what is queued (``grace`` at most for a stuck consumer), then finish."""
+        self._ready.set()
+        if not pump.done() and not self._hurry.is_set():
+            await _first(pump, asyncio.sleep(self.options.grace), self._hurry.wait())
+        stuck = not pump.done()
+        if stuck:
+            pump.cancel()
+        if self.session.outbox:  # what the channel never took: a stuck or a departed consumer
+            self.session.abandon()
+        transport = getattr(self.writer, "transport", None)
+        if stuck and transport is not None:
+            transport.abort()
+            return
+        await self._finish_writer()
+
+    async def _finish_writer(self) -> None:
+        try:
+            self.writer.close()
+            await self.writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass
+
+
+def exit_status(report: RelayReport) -> int:
+    """The CLI's status for a report: 0 a clean end or a requested shutdown, 1 a failure, 2 no start."""
+    server = report.server
+    if not server.get("started", False):
+        return 2
+    reason = server.get("shutdown") or ""
+    if reason in REQUESTED or reason.startswith("signal "):
+        return 0
+    if report.unreachable or reason == "handshake failed":
+        return 1
+    return 0 if server.get("exit_status") == 0 and server.get("ended_by") in ("itself", "stdin closed") else 1
+
+
+async def relay(command: Sequence[str], writer: ChannelWriter, options: RelayOptions = RelayOptions()) -> RelayReport:
+    """Relay one server's notifications onto ``writer`` until it ends: the report."""
+    return await ServerRelay(command, writer, options).run()
+
+
+async def _first(*awaitables: Any) -> None:
+    """Wait until the first of them is done; cancel the rest (futures passed in are shielded by callers)."""
+    tasks = [asyncio.ensure_future(a) for a in awaitables]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            if not task.done() and isinstance(task, asyncio.Task):
+                task.cancel()
+
+
+def _records(payloads: list[bytes]) -> bytes:
+    """The payloads in the stream envelope (``stream.write_records``' bytes, built in one join)."""
+    parts: list[bytes] = []
+    for payload in payloads:
+        parts.append(len(payload).to_bytes(4, "big"))
+        parts.append(payload)
+    return b"".join(parts)
+
+
+def _signal_group(pid: int, signum: int) -> None:
+    try:
+        os.killpg(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL whatever is left of the server's process group (its leader started it)."""
+    _signal_group(pid, signal.SIGKILL)

@@ -1,0 +1,348 @@
+"""The relay's client side of one MCP stdio session, sans-IO: lines in, requests out, payloads queued.
+
+A relay speaks to the container's MCP server as its client would: ``initialize``
+(offering ``PROTOCOL_VERSION``, accepting any revision in ``SUPPORTED_VERSIONS`` the
+server answers with), then ``notifications/initialized``, the requests it was given
+(``logging/setLevel``, ``resources/subscribe``, ...) and the tool calls, each call with a
+progress token. Everything the server writes is read here, line
+by line, from its first byte: each notification becomes a channel payload in the
+``Outbox``, before or after the handshake's answer; the answers to the relay's own
+requests advance the session; a ``ping`` is answered, any other request the server
+makes is refused (the relay declares no client capability); a response nobody asked
+for is ignored.
+
+Sizes, one setting: ``max_line`` bounds a line of the server's output (longer ones
+are skipped and counted ``too_large``) and is the stream envelope's record limit, so
+every payload the relay queues is one a consumer with the default limit reads. The
+outbox admits one payload of any size into an empty queue, so such a notification
+reaches a consumer that keeps up.
+
+No I/O here: ``relay_process`` drives this from asyncio; a test drives it from a list.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import stream
+from ._json import dumps, loads
+from .errors import DecodeError
+from .relay import Outbox, relay_frame, unreachable_frame
+
+PROTOCOL_VERSION = "2025-11-25"
+"""The MCP revision the relay offers in ``initialize``."""
+
+SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+"""Revisions the relay accepts in the server's answer; any other ends the session as unreachable."""
+
+DEFAULT_MAX_LINE = stream.DEFAULT_MAX_RECORD
+"""The longest server line read (16 MiB): the stream envelope's record limit, the same number."""
+
+MAX_RECORD_BYTES = 0xFFFFFFFF
+"""The largest record the stream envelope's 4-byte length can frame."""
+
+DEFAULT_OUTBOX_BYTES = 1 << 20
+"""What a channel's outbox holds before it drops (one larger payload is always admitted alone)."""
+
+CLIENT_INFO = {"name": "diverge-codec-relay", "version": "1"}
+
+INITIALIZE_ID = 0
+
+DROP_REASONS = ("backpressure", "invalid", "too_large")
+"""Why a notification the server sent was not relayed: the channel could not keep pace, the
+channel's decode would refuse it, it is larger than the line or record limit."""
+
+
+class Phase(enum.Enum):
+    """Where the handshake stands."""
+
+    INITIALIZING = "initialize sent, not answered"
+    READY = "initialized: calls sent"
+    FAILED = "the server refused initialize or answered a revision the relay does not speak"
+
+
+class LineSplitter:
+    """Newline-delimited messages out of a byte stream, each at most ``max_line`` bytes.
+
+    A line longer than the limit is skipped to its newline, never held whole; ``too_large``
+    counts them. Blank lines are dropped. ``close`` gives the last line if it had no newline.
+    """
+
+    __slots__ = ("max_line", "too_large", "_parts", "_held", "_skipping")
+
+    def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
+        if max_line < 1:
+            raise ValueError("max_line must be at least 1")
+        self.max_line = max_line
+        self.too_large = 0
+        self._parts: list[bytes] = []
+        self._held = 0
+        self._skipping = False
+
+    def feed(self, data: bytes) -> list[bytes]:
+        """The lines ``data`` completes, without their newlines."""
+        newline = data.find(b"\n")
+        if newline < 0:
+            self._hold(data)
+            return []
+        lines: list[bytes] = []
+        if self._skipping:
+            self._skipping = False
+        else:
+            self._keep(lines, b"".join((*self._parts, data[:newline])) if self._parts else data[:newline])
+        self._parts, self._held = [], 0
+        rest = data[newline + 1:].split(b"\n")
+        self._hold(rest.pop())
+        limit = self.max_line
+        for line in rest:
+            if len(line) > limit:
+                self.too_large += 1
+            elif line.strip():
+                lines.append(line)
+        return lines
+
+    def close(self) -> list[bytes]:
+        """The last line, if the stream ended inside one."""
+        lines: list[bytes] = []
+        if not self._skipping and self._parts:
+            self._keep(lines, b"".join(self._parts))
+        self._parts, self._held, self._skipping = [], 0, False
+        return lines
+
+    def _hold(self, data: bytes) -> None:
+        if self._skipping or not data:
+            return
+        self._held += len(data)
+        if self._held > self.max_line:
+            self.too_large += 1
+            self._parts, self._held, self._skipping = [], 0, True
+        else:
+            self._parts.append(data)
+
+    def _keep(self, lines: list[bytes], line: bytes) -> None:
+        if len(line) > self.max_line:
+            self.too_large += 1
+        elif line.strip():
+            lines.append(line)
+
+
+@dataclass
+class RelayReport:
+    """What one relay did, for the one JSON line it prints when it ends (``as_dict``)."""
+
+    seen: int = 0
+    """Notifications the server wrote (lines over the limit included: they may have been some)."""
+    relayed: int = 0
+    """Notifications handed to the channel."""
+    dropped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DROP_REASONS, 0))
+    calls_sent: int = 0
+    """Requests the relay made after the handshake: the tool calls and the other requests."""
+    calls_answered: int = 0
+    calls_failed: int = 0
+    """Calls answered with a JSON-RPC error (counted in ``calls_answered`` too)."""
+    protocol_version: str | None = None
+    """The revision the server answered ``initialize`` with, if it did."""
+    unreachable: bool = False
+    """The channel carried the one Error frame: the server ended before anything was relayed
+    and before a usable ``initialize`` answer."""
+    requests_answered: int = 0
+    """Requests the server made of the relay (``ping`` and the ones it refuses)."""
+    ignored: int = 0
+    """Lines that were neither a notification nor an awaited response: stray responses, text."""
+    server: dict[str, Any] = field(default_factory=dict)
+    """How the server ended: filled in by the driver (``relay_process``)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "seen": self.seen, "relayed": self.relayed, "dropped": dict(self.dropped),
+            "calls": {"sent": self.calls_sent, "answered": self.calls_answered, "failed": self.calls_failed},
+            "protocol_version": self.protocol_version, "unreachable": self.unreachable,
+            "requests_answered": self.requests_answered, "ignored": self.ignored, "server": dict(self.server),
+        }
+
+
+class RelaySession:
+    """One server's session: ``start`` to begin, ``receive`` each chunk it writes, ``end_of_output`` at its EOF.
+
+    ``requests`` (method, params) are sent after ``notifications/initialized``, in order,
+    then ``calls`` (tool name, arguments) as ``tools/call``; ids count up from 1.
+
+    ``receive`` returns the bytes to write to the server's stdin (the handshake's second
+    half, the calls, answers to its requests); the notifications go to ``outbox``.
+    ``shutdown_reason`` turns non-None when the session wants the server stopped: every
+    call answered with ``until_answered``, or a failed handshake. ``frame`` turns one line
+    into a channel payload (``relay.relay_frame``): None for a message that is no
+    notification, ``DecodeError`` for one the channel would refuse.
+    """
+
+    def __init__(
+        self,
+        calls: Sequence[tuple[str, Any]] = (),
+        requests: Sequence[tuple[str, Any]] = (),
+        *,
+        protocol_version: str = PROTOCOL_VERSION,
+        max_line: int = DEFAULT_MAX_LINE,
+        outbox_bytes: int = DEFAULT_OUTBOX_BYTES,
+        until_answered: bool = False,
+        frame: Callable[[bytes], bytes | None] = relay_frame,
+    ) -> None:
+        if max_line > MAX_RECORD_BYTES:
+            raise ValueError(f"max_line must be at most {MAX_RECORD_BYTES}, what a record's length can say")
+        self.calls = list(calls)
+        self.requests = list(requests)
+        self.protocol_version = protocol_version
+        self.until_answered = until_answered
+        self.frame = frame
+        self.lines = LineSplitter(max_line)
+        self.outbox = Outbox(outbox_bytes)
+        self.report = RelayReport()
+        self.phase = Phase.INITIALIZING
+        self.pending: set[int] = {INITIALIZE_ID}
+        self.shutdown_reason: str | None = None
+        self.ended = False
+
+    def start(self) -> bytes:
+        """The ``initialize`` request, the first thing to write to the server."""
+        return _message({"jsonrpc": "2.0", "id": INITIALIZE_ID, "method": "initialize", "params": {
+            "protocolVersion": self.protocol_version, "capabilities": {}, "clientInfo": CLIENT_INFO}})
+
+    def receive(self, data: bytes) -> bytes:
+        """Read a chunk of the server's output: what to write back to the server (maybe nothing)."""
+        if self.ended:
+            return b""
+        return self._lines(self.lines.feed(data))
+
+    def end_of_output(self) -> None:
+        """The server's output ended: read its last line; queue the Error frame if the channel may carry one."""
+        if self.ended:
+            return
+        self._lines(self.lines.close())
+        self.ended = True
+        self._settle_too_large()
+        if self.outbox.accepted == 0 and self.phase is not Phase.READY:
+            self.report.unreachable = True
+            self.outbox.offer(unreachable_frame())
+
+    def sent(self, count: int) -> None:
+        """``count`` queued payloads reached the channel (the driver's pump says so)."""
+        if not self.report.unreachable:  # else the one payload is the Error frame
+            self.report.relayed += count
+
+    def abandon(self) -> None:
+        """The channel takes nothing more: what is still queued is dropped for backpressure."""
+        self.lost(self.outbox.abandon())
+
+    def lost(self, count: int) -> None:
+        """``count`` payloads taken from the outbox never reached the channel: dropped for backpressure."""
+        if not self.report.unreachable:  # else the one payload is the Error frame
+            self.report.dropped["backpressure"] += count
+
+    def finish_report(self) -> RelayReport:
+        """The report with the outbox's drops folded in (call once, at the end)."""
+        self._settle_too_large()
+        self.report.dropped["backpressure"] += self.outbox.dropped
+        self.outbox.dropped = 0
+        return self.report
+
+    def _settle_too_large(self) -> None:
+        new = self.lines.too_large
+        if new:
+            self.lines.too_large = 0
+            self.report.dropped["too_large"] += new
+            self.report.seen += new
+
+    def _lines(self, lines: list[bytes]) -> bytes:
+        report, frame, limit = self.report, self.frame, self.lines.max_line
+        replies: list[bytes] = []
+        payloads: list[bytes] = []
+        keep = payloads.append
+        for line in lines:
+            try:
+                payload = frame(line)
+            except DecodeError:
+                report.seen += 1
+                report.dropped["invalid"] += 1
+                continue
+            if payload is None:
+                if payloads:  # what came before an answer is queued before the answer is acted on
+                    self._offer(payloads)
+                self._message(line, replies)
+            elif len(payload) > limit:  # re-serialized longer than the line (1e5 -> 100000.0)
+                report.seen += 1
+                report.dropped["too_large"] += 1
+            else:
+                keep(payload)
+        self._offer(payloads)
+        return b"".join(replies)
+
+    def _offer(self, payloads: list[bytes]) -> None:
+        self.report.seen += len(payloads)
+        self.outbox.offer_all(payloads)
+        payloads.clear()
+
+    def _message(self, line: bytes, replies: list[bytes]) -> None:
+        """A line that is no notification: an answer to the relay, a request of it, or noise."""
+        try:
+            message = loads(line)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            self.report.ignored += 1
+            return
+        if "method" in message:
+            if "id" in message:
+                replies.append(self._answer(message))
+            else:
+                self.report.ignored += 1  # a notification relay_frame did not take (method no string)
+            return
+        request_id = message.get("id")
+        if not isinstance(request_id, int) or isinstance(request_id, bool) or request_id not in self.pending:
+            self.report.ignored += 1
+            return
+        self.pending.discard(request_id)
+        if request_id == INITIALIZE_ID:
+            replies.append(self._initialized(message))
+        else:
+            self.report.calls_answered += 1
+            self.report.calls_failed += "error" in message
+        if self.phase is Phase.READY and not self.pending and self.until_answered:
+            self._want_shutdown("until-answered")
+
+    def _initialized(self, answer: dict[str, Any]) -> bytes:
+        result = answer.get("result")
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        if isinstance(version, str):
+            self.report.protocol_version = version
+        if version not in SUPPORTED_VERSIONS:
+            self.phase = Phase.FAILED
+            self._want_shutdown("handshake failed")
+            return b""
+        self.phase = Phase.READY
+        requests = [_message({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+        made = [(method, params) for method, params in self.requests]
+        made += [("tools/call", {"name": name, "arguments": arguments}) for name, arguments in self.calls]
+        for request_id, (method, params) in enumerate(made, start=INITIALIZE_ID + 1):
+            if method == "tools/call":
+                params = {**params, "_meta": {"progressToken": f"call-{request_id}"}}
+            requests.append(_message({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
+            self.pending.add(request_id)
+        self.report.calls_sent = len(made)
+        return b"".join(requests)
+
+    def _answer(self, request: dict[str, Any]) -> bytes:
+        self.report.requests_answered += 1
+        if request.get("method") == "ping":
+            return _message({"jsonrpc": "2.0", "id": request["id"], "result": {}})
+        return _message({"jsonrpc": "2.0", "id": request["id"],
+                         "error": {"code": -32601, "message": "Method not found"}})
+
+    def _want_shutdown(self, reason: str) -> None:
+        if self.shutdown_reason is None:
+            self.shutdown_reason = reason
+
+
+def _message(obj: dict[str, Any]) -> bytes:
+    return dumps(obj) + b"\n"

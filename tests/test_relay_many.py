@@ -1,0 +1,106 @@
+"""Many servers in one event loop: a flooding server neither delays the others nor grows past its bounds."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from diverge_codec import _json, stream
+from diverge_codec.relay_process import RelayOptions, ServerRelay, exit_status
+from diverge_codec.sequence import McpNotificationsChecker, State
+
+SERVERS = Path(__file__).with_name("relay_servers.py")
+
+
+class Channel:
+    """An in-memory channel writer: keeps the records; ``stalled`` makes ``drain`` wait until released."""
+
+    def __init__(self, *, keep: bool = True, stalled: bool = False) -> None:
+        self.data = bytearray() if keep else None
+        self.records = 0
+        self.closed = False
+        self.released = asyncio.Event()
+        if not stalled:
+            self.released.set()
+        self.grew = asyncio.Event()
+
+    def write(self, data: bytes) -> None:
+        at = 0
+        while at < len(data):
+            at += 4 + int.from_bytes(data[at:at + 4], "big")
+            self.records += 1
+        if self.data is not None:
+            self.data += data
+        self.grew.set()
+
+    async def drain(self) -> None:
+        await self.released.wait()
+
+    def close(self) -> None:
+        self.closed = True
+
+    async def wait_closed(self) -> None:
+        return None
+
+    async def until(self, records: int) -> None:
+        while self.records < records:
+            self.grew.clear()
+            await self.grew.wait()
+
+    def state(self) -> State:
+        checker = McpNotificationsChecker()
+        for payload in stream.split_records(bytes(self.data or b"")):
+            checker.payload(payload)
+        return checker.finish()
+
+
+def _flood_file(tmp_path: Path, count: int) -> Path:
+    line = _json.dumps({"method": "notifications/message", "params": {"level": "info", "data": "x" * 40},
+                        "jsonrpc": "2.0"}) + b"\n"
+    path = tmp_path / "flood.jsonl"
+    path.write_bytes(line * count)
+    return path
+
+
+def test_a_flooding_server_does_not_hold_back_a_quiet_one(tmp_path):
+    flood_count = 300_000
+
+    async def scenario():
+        quiet_channel, flood_channel = Channel(), Channel(keep=False)
+        quiet = ServerRelay([sys.executable, str(SERVERS), "trickle", "10"], quiet_channel, RelayOptions(grace=0.5))
+        flood = ServerRelay(["cat", str(_flood_file(tmp_path, flood_count))], flood_channel)
+        quiet_run = asyncio.create_task(quiet.run())
+        await quiet_channel.until(1)  # its handshake is done
+        flood_run = asyncio.create_task(flood.run())
+        await flood_channel.until(1)  # the flood is on
+        await quiet_channel.until(10)  # ten round trips through the relay, each needing a turn of the loop
+        flood_when_quiet_done = flood_channel.records
+        quiet.shutdown()
+        return await quiet_run, await flood_run, flood_when_quiet_done, quiet_channel
+
+    quiet_report, flood_report, flood_at_that_time, quiet_channel = asyncio.run(scenario())
+    assert flood_at_that_time < flood_count  # the quiet server's ten round trips did not wait for the flood
+    assert flood_report.relayed == flood_count and quiet_report.relayed == 10 and quiet_report.requests_answered == 10
+    assert quiet_channel.state() is State.FINISHED and quiet_channel.closed
+
+
+def test_a_stalled_consumer_bounds_its_own_channel_and_not_the_others(tmp_path):
+    outbox_bytes = 64 << 10
+
+    async def scenario():
+        stalled, healthy = Channel(keep=False, stalled=True), Channel()
+        flood = ServerRelay(["cat", str(_flood_file(tmp_path, 50_000))], stalled,
+                            RelayOptions(outbox_bytes=outbox_bytes, grace=0.2))
+        basic = ServerRelay([sys.executable, str(SERVERS), "basic"], healthy,
+                            RelayOptions(calls=[("echo", {"n": 1})], until_answered=True))
+        flood_run = asyncio.create_task(flood.run())
+        basic_report = await basic.run()
+        flood_report = await flood_run  # cat ended; the stalled pump is given up after the grace
+        return flood, flood_report, basic_report, healthy
+
+    flood, flood_report, basic_report, healthy = asyncio.run(scenario())
+    assert basic_report.relayed == 5 and exit_status(basic_report) == 0 and healthy.state() is State.FINISHED
+    assert flood.session.outbox.high_water <= outbox_bytes
+    assert flood_report.seen == 50_000 and flood_report.dropped["backpressure"] > 40_000
+    assert flood_report.relayed + flood_report.dropped["backpressure"] == 50_000

@@ -1,0 +1,261 @@
+"""The relay's session, sans-IO: lines, the handshake, calls, answers, drops and the Error frame."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from diverge_codec import _json, relay, stream
+from diverge_codec.errors import McpNotificationsNotificationParseError
+from diverge_codec.relay_session import (
+    DEFAULT_MAX_LINE, PROTOCOL_VERSION, LineSplitter, Phase, RelaySession,
+)
+from diverge_codec.sequence import McpNotificationsChecker, State, check
+
+
+def _line(obj) -> bytes:
+    return _json.dumps(obj) + b"\n"
+
+
+def _answer(request_id=0, version=PROTOCOL_VERSION) -> bytes:
+    return _line({"jsonrpc": "2.0", "id": request_id, "result": {"protocolVersion": version, "capabilities": {}}})
+
+
+def _log(data, *, first=True) -> bytes:
+    body = {"method": "notifications/message", "params": {"level": "info", "data": data}}
+    return _line({"jsonrpc": "2.0", **body} if first else {**body, "jsonrpc": "2.0"})
+
+
+def _sent(session: RelaySession) -> list[bytes]:
+    return session.outbox.take(1 << 20)
+
+
+def test_the_line_limit_is_the_record_limit():
+    assert DEFAULT_MAX_LINE == stream.DEFAULT_MAX_RECORD == 16 << 20
+
+
+def test_lines_are_split_across_chunks_and_blank_lines_dropped():
+    lines = LineSplitter()
+    assert lines.feed(b"ab") == [] and lines.feed(b"c\n\n  \r\nde") == [b"abc"]
+    assert lines.feed(b"f\ng\n") == [b"def", b"g"] and lines.close() == []
+    assert lines.feed(b"tail") == [] and lines.close() == [b"tail"]
+
+
+def test_a_line_over_the_limit_is_skipped_to_its_newline_and_counted():
+    lines = LineSplitter(max_line=4)
+    assert lines.feed(b"12345\nok\n") == [b"ok"] and lines.too_large == 1
+    assert lines.feed(b"123") == [] and lines.feed(b"45") == [] and lines.feed(b"67") == []
+    assert lines.feed(b"8\n1234\n") == [b"1234"] and lines.too_large == 2
+    assert lines.feed(b"12") == [] and lines.feed(b"345") == [] and lines.close() == [] and lines.too_large == 3
+    with pytest.raises(ValueError, match="max_line must be at least 1"):
+        LineSplitter(0)
+
+
+@given(st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")), max_size=8), st.data())
+def test_any_chunking_gives_the_same_lines(lines, data):
+    text = b"\n".join(lines) + b"\n"
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=6)))
+    splitter = LineSplitter(max_line=8)
+    got: list[bytes] = []
+    for start, end in zip([0, *cuts], [*cuts, len(text)]):
+        got += splitter.feed(text[start:end])
+    got += splitter.close()
+    assert got == [line for line in lines if line.strip() and len(line) <= 8]
+    assert splitter.too_large == sum(len(line) > 8 for line in lines)
+
+
+def test_the_handshake_offers_the_latest_revision_then_sends_initialized_and_the_calls():
+    session = RelaySession([("echo", {"x": 1}), ("add", {})])
+    start = _json.loads(session.start())
+    assert start == {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "diverge-codec-relay", "version": "1"}}}
+    reply = session.receive(_answer(version="2025-06-18"))
+    assert [_json.loads(line) for line in reply.splitlines()] == [
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "echo", "arguments": {"x": 1}, "_meta": {"progressToken": "call-1"}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "add", "arguments": {}, "_meta": {"progressToken": "call-2"}}},
+    ]
+    assert session.phase is Phase.READY and session.report.protocol_version == "2025-06-18"
+    assert session.report.calls_sent == 2 and session.shutdown_reason is None
+
+
+@pytest.mark.parametrize("answer", [
+    _answer(version="1999-01-01"),
+    _line({"jsonrpc": "2.0", "id": 0, "error": {"code": -32602, "message": "Unsupported protocol version"}}),
+    _line({"jsonrpc": "2.0", "id": 0, "result": {}}),
+])
+def test_a_handshake_the_relay_cannot_speak_ends_the_session_as_unreachable(answer):
+    session = RelaySession([("echo", {})])
+    assert session.receive(answer) == b""
+    assert session.phase is Phase.FAILED and session.shutdown_reason == "handshake failed"
+    session.end_of_output()
+    assert _sent(session) == [relay.unreachable_frame()] and session.report.unreachable
+    assert session.report.calls_sent == 0
+
+
+def test_notifications_before_the_answer_are_relayed_and_then_no_error_is_sent():
+    session = RelaySession()
+    session.receive(_log("early", first=False))
+    session.receive(_answer(version="1999-01-01"))
+    session.end_of_output()
+    assert _sent(session) == [relay.relay_frame(_log("early"))]
+    assert not session.report.unreachable and session.report.seen == 1
+
+
+def test_output_that_ends_before_anything_gives_the_one_error_and_its_sequence_is_valid(mn):
+    session = RelaySession()
+    session.receive(b'[1]\n{"jsonrpc":"2.0","id":99,"result":{}}\n')
+    session.end_of_output()
+    payloads = _sent(session)
+    assert payloads == [relay.unreachable_frame()] and session.report.ignored == 2
+    assert check(McpNotificationsChecker(mn), payloads) is State.ENDED_WITH_ERROR
+    session.sent(1)
+    assert session.finish_report().relayed == 0
+
+
+def test_output_that_ends_after_the_answer_gives_the_finish_alone():
+    session = RelaySession()
+    session.receive(_answer())
+    session.end_of_output()
+    assert _sent(session) == [] and not session.report.unreachable
+
+
+def test_calls_are_counted_answered_and_until_answered_asks_for_shutdown():
+    session = RelaySession([("a", {}), ("b", {})], until_answered=True)
+    session.receive(_answer())
+    session.receive(_line({"jsonrpc": "2.0", "id": 2, "error": {"code": -1, "message": "no"}}))
+    assert session.shutdown_reason is None
+    session.receive(_line({"jsonrpc": "2.0", "id": 2, "result": {}}))  # answered twice: the second is ignored
+    session.receive(_line({"jsonrpc": "2.0", "id": 1, "result": {}}))
+    report = session.report
+    assert (report.calls_sent, report.calls_answered, report.calls_failed, report.ignored) == (2, 2, 1, 1)
+    assert session.shutdown_reason == "until-answered"
+
+
+def test_until_answered_without_calls_ends_after_the_handshake():
+    session = RelaySession(until_answered=True)
+    session.receive(_answer())
+    assert session.shutdown_reason == "until-answered"
+
+
+def test_a_ping_is_answered_and_other_requests_are_refused():
+    session = RelaySession()
+    reply = session.receive(_line({"jsonrpc": "2.0", "id": "p", "method": "ping"})
+                            + _line({"jsonrpc": "2.0", "id": 7, "method": "roots/list"}))
+    assert [_json.loads(line) for line in reply.splitlines()] == [
+        {"jsonrpc": "2.0", "id": "p", "result": {}},
+        {"jsonrpc": "2.0", "id": 7, "error": {"code": -32601, "message": "Method not found"}},
+    ]
+    assert session.report.requests_answered == 2 and session.report.seen == 0
+
+
+def test_every_notification_is_relayed_in_order_whatever_the_member_order():
+    session = RelaySession()
+    chunk = _log(1) + _log(2, first=False) + _answer() + _log(3)
+    session.receive(chunk[:17])
+    session.receive(chunk[17:])
+    bodies = [_json.loads(p[1:])["params"]["data"] for p in _sent(session)]
+    assert bodies == [1, 2, 3] and session.report.seen == 3
+
+
+def _refusing_frame(line: bytes) -> bytes | None:
+    if b"refuse" in line:
+        raise McpNotificationsNotificationParseError("lone surrogate")
+    return relay.relay_frame(line)
+
+
+def test_a_notification_the_channel_refuses_is_counted_invalid_and_the_relay_goes_on():
+    session = RelaySession(frame=_refusing_frame)
+    session.receive(_log("refuse") + _log("kept"))
+    assert [_json.loads(p[1:])["params"]["data"] for p in _sent(session)] == ["kept"]
+    assert session.report.dropped == {"backpressure": 0, "invalid": 1, "too_large": 0}
+    assert session.report.seen == 2
+
+
+def test_too_large_lines_and_payloads_are_counted():
+    session = RelaySession(max_line=100, frame=lambda line: b"\x00" + line * 2 if b"grow" in line else relay.relay_frame(line))
+    session.receive(_log("x" * 120) + _log("grow") + _log("ok"))
+    session.end_of_output()
+    assert len(_sent(session)) == 1
+    report = session.finish_report()
+    assert report.dropped == {"backpressure": 0, "invalid": 0, "too_large": 2} and report.seen == 3
+
+
+def test_backpressure_drops_are_counted_and_abandon_counts_what_was_queued():
+    session = RelaySession(outbox_bytes=100)  # each payload is ~70 bytes: one fits, the next does not
+    session.receive(b"".join(_log(i) for i in range(10)))
+    assert (len(session.outbox), session.outbox.dropped) == (1, 9)
+    session.abandon()
+    report = session.finish_report()
+    assert (report.seen, report.relayed) == (10, 0)
+    assert report.as_dict()["dropped"] == {"backpressure": 10, "invalid": 0, "too_large": 0}
+
+
+def test_the_report_as_a_dict_says_nothing_from_a_payload():
+    session = RelaySession([("secret-tool", {"token": "s3cr3t"})])
+    session.receive(_log("s3cr3t-in-a-log") + _answer())
+    text = str(session.finish_report().as_dict())
+    assert "s3cr3t" not in text and "secret-tool" not in text
+
+
+def test_requests_go_before_the_calls_and_only_calls_carry_a_progress_token():
+    session = RelaySession([("echo", {})], requests=[("logging/setLevel", {"level": "debug"})], until_answered=True)
+    reply = [_json.loads(line) for line in session.receive(_answer()).splitlines()]
+    assert reply[1:] == [
+        {"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "debug"}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "echo", "arguments": {}, "_meta": {"progressToken": "call-2"}}},
+    ]
+    session.receive(_line({"jsonrpc": "2.0", "id": 1, "result": {}}))
+    assert session.shutdown_reason is None and session.report.calls_answered == 1
+    session.receive(_line({"jsonrpc": "2.0", "id": 2, "result": {}}))
+    assert session.shutdown_reason == "until-answered" and session.report.calls_sent == 2
+
+
+def test_a_line_limit_past_what_a_record_can_frame_is_refused():
+    with pytest.raises(ValueError, match="max_line must be at most 4294967295, what a record's length can say"):
+        RelaySession(max_line=1 << 32)
+
+
+_MESSAGES = st.sampled_from([
+    ("notification", _log("a")), ("notification", _log("b", first=False)),
+    ("notification", _line({"jsonrpc": "2.0", "method": "notifications/progress",
+                            "params": {"progressToken": 1, "progress": 0.5}})),
+    ("answer", _answer()), ("answer", _answer(version="1999-01-01")),
+    ("other", _line({"jsonrpc": "2.0", "id": 5, "result": {}})), ("other", b"[1]\n"), ("other", b"\n"),
+    ("request", _line({"jsonrpc": "2.0", "id": 9, "method": "ping"})),
+    ("too large", _log("x" * 300)),
+])
+
+
+@given(st.lists(_MESSAGES, max_size=30), st.integers(1, 64), st.integers(10, 400))
+def test_any_session_sends_a_valid_channel_and_accounts_for_every_notification(mn, messages, chunk, outbox_bytes):
+    session = RelaySession(max_line=200, outbox_bytes=outbox_bytes)
+    stream_bytes = b"".join(message for _, message in messages)
+    payloads: list[bytes] = []
+    for at in range(0, len(stream_bytes), chunk):
+        session.receive(stream_bytes[at:at + chunk])
+        if at % (chunk * 3) == 0:  # the channel takes what is queued now and then
+            taken = session.outbox.take(1 << 20)
+            session.sent(len(taken))
+            payloads += taken
+    session.end_of_output()
+    taken = session.outbox.take(1 << 20)
+    session.sent(len(taken))
+    payloads += taken
+    report = session.finish_report()
+    notifications = [kind for kind, _ in messages].count("notification")
+    large = [kind for kind, _ in messages].count("too large")
+    assert report.seen == notifications + large == report.relayed + sum(report.dropped.values())
+    assert report.dropped["too_large"] == large and report.dropped["invalid"] == 0
+    checker = McpNotificationsChecker(mn)
+    state = check(checker, payloads)
+    answered = next((message for kind, message in messages if kind == "answer"), None) == _answer()  # the first counts
+    if report.relayed == 0 and not answered:
+        assert state is State.ENDED_WITH_ERROR and report.unreachable
+    else:
+        assert state in (State.FINISHED, State.UNREADABLE) and not report.unreachable

@@ -1,0 +1,259 @@
+"""The relay's splice (``splice_notification``, under ``relay.relay_frame``) in both cores, held to orjson.
+
+Every outcome is pinned against the reference in ``fuzz/scanner_check.py``: ``orjson.loads``,
+``jsonrpc`` popped, the channel's rules. A payload decodes to exactly that notification; a
+refusal is ``decode``'s, word for word; anything else is None.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import ALLOW_NO_EXTENSION
+from diverge_codec import errors, relay
+from strategies import json_values, names
+
+FUZZ = Path(__file__).resolve().parent.parent / "fuzz"
+CORPUS = sorted((FUZZ / "corpus_scanner").glob("*"))
+
+pytest.importorskip("orjson", reason="the reference is orjson's reading")
+if ALLOW_NO_EXTENSION:
+    pytest.importorskip("diverge_codec._mcp_notifications_c", reason="the reference check compares the compiled core")
+sys.path.insert(0, str(FUZZ))
+import scanner_check  # noqa: E402
+
+PREFIX = "mcp notifications response frame did not parse: "
+KINDS = (bytes, bytearray, memoryview)
+
+
+@pytest.mark.parametrize("message, payload", [
+    # mcp 2.x: the envelope first; the TypeScript SDK and mcp 1.x: last.
+    (b'{"jsonrpc":"2.0","method":"n/x","params":{"a":1}}\n', b'{"method":"n/x","params":{"a":1}}'),
+    (b'{"method":"n/x","params":{"a":1},"jsonrpc":"2.0"}\n', b'{"method":"n/x","params":{"a":1}}'),
+    (b'{ "a" : 1 ,\t"jsonrpc"\n:\r"2.0" , "method":"m" }', b'{ "a" : 1 ,\t"method":"m" }'),
+    (b'{"method":"m" , "jsonrpc":"2.0" }', b'{"method":"m" }'),
+    (b'{"jsonrpc":"2.0","jsonrpc":"1","method":"m"}', b'{"method":"m"}'),
+    (b'{"method":"m","jsonrpc":"2.0","jsonrpc":"1"}', b'{"method":"m"}'),
+    (b'{"jsonrpc":1,"method":"m","jsonrpc":2,"params":{}}', b'{"method":"m","params":{}}'),
+    (b'{"\\u006asonrpc":"2.0","method":"m"}', b'{"method":"m"}'),
+    (b'{"method":"m","params":{"jsonrpc":"2.0"}}', b'{"method":"m","params":{"jsonrpc":"2.0"}}'),
+    (b'{"method":"m","params":{"data":{"id":7}}}', b'{"method":"m","params":{"data":{"id":7}}}'),
+    (b'{"method":"a","method":"b"}', b'{"method":"a","method":"b"}'),
+    (b'{"method":7,"method":"b"}', b'{"method":7,"method":"b"}'),
+    (b'{"method":"m","params":{"_meta":1,"_meta":null}}', b'{"method":"m","params":{"_meta":1,"_meta":null}}'),
+    (b'{"method":"m","params":{"d":"\\ud83d\\ude00","n":18446744073709551616}}',
+     b'{"method":"m","params":{"d":"\\ud83d\\ude00","n":18446744073709551616}}'),
+])
+def test_a_notification_is_spliced_byte_for_byte(mn, message, payload):
+    for kind in KINDS:
+        assert relay.relay_frame(kind(message), mn) == b"\x00" + payload
+    assert mn.decode(b"\x00" + payload).notification == scanner_check.reference(message)[1]
+
+
+@pytest.mark.parametrize("message", [
+    b'{"jsonrpc":"2.0","id":1,"result":{}}', b'{"method":"ping","id":2,"jsonrpc":"2.0"}',
+    b'{"method":"ping","\\u0069d":2}', b'{"method":"ping","i\\u0064":null}', b'{"method":7,"id":1}',
+    b'{"id":1,"id":2}', b"[]", b"7", b'"s"', b"null", b"", b" \r\n", b"\n",
+])
+def test_what_is_no_notification_is_none(mn, message):
+    for kind in KINDS:
+        assert mn.splice_notification(kind(message)) is None
+
+
+@pytest.mark.parametrize("message, reason", [
+    (b'{"jsonrpc":"2.0"}', errors.METHOD_NOT_A_STRING),
+    (b'{"method":7,"jsonrpc":"2.0"}', errors.METHOD_NOT_A_STRING),
+    (b'{"method":"a","method":7}', errors.METHOD_NOT_A_STRING),
+    (b'{"method":"m","params":[]}', errors.PARAMS_INVALID),
+    (b'{"method":"m","params":{"_meta":"x"},"jsonrpc":"2.0"}', errors.META_INVALID),
+    (b'{"method":"m","params":{"_meta":{},"_meta":1}}', errors.META_INVALID),
+])
+def test_a_notification_of_the_wrong_shape_is_refused_in_decodes_words(mn, message, reason):
+    for kind in KINDS:
+        with pytest.raises(mn.NotificationParseError) as caught:
+            mn.splice_notification(kind(message))
+        assert str(caught.value) == PREFIX + reason
+
+
+@pytest.mark.parametrize("message", [
+    b'{"method":"notifications/message","params":{"data":"cut \\ud83d"},"jsonrpc":"2.0"}',
+    b'{"jsonrpc":"2.0","method":"m","params":{"d":"\\udc00"}}',
+    b'{"method":"m","params":{"d":"\xed\xa0\x80"}}', b'{"method":"m","params":{"d":"\xff"}}',
+    b'\xef\xbb\xbf{"method":"m"}', b'{"method":"m","params":{"n":1e400}}', b'{"method":"m","params":{"n":NaN}}',
+    b'{"method":"m","params":{"n":-Infinity}}', b'{"method":"m","params":{"n":01}}',
+    b'{"method":"m","params":{"d":' + b"[" * 1023 + b"]" * 1023 + b"}}",
+    b'{"method":"m",}', b'{"method":"m"} x', b'{"method":"m"', b"not json", b'{"method":"m"}\x00',
+    b'{"method":"m","params":{"d":"\x01"}}',
+])
+def test_what_orjson_refuses_is_refused_as_decode_refuses_it(mn, message):
+    with pytest.raises(mn.NotificationParseError) as expected:
+        mn.decode(b"\x00" + message)
+    for kind in KINDS:
+        with pytest.raises(mn.NotificationParseError) as caught:
+            mn.splice_notification(kind(message))
+        assert str(caught.value) == str(expected.value)
+        assert caught.value.__cause__ is None and caught.value.__context__ is None
+
+
+def test_the_deepest_notification_orjson_reads_is_spliced(mn):
+    message = b'{"method":"m","params":{"d":' + b"[" * 1022 + b"]" * 1022 + b'},"jsonrpc":"2.0"}'
+    assert mn.splice_notification(message) == b"\x00" + message[:-len(b',"jsonrpc":"2.0"}')] + b"}"
+
+
+def test_a_refusal_quotes_no_value(mn):
+    with pytest.raises(mn.NotificationParseError) as caught:
+        mn.splice_notification(b'{"method":"m","params":{"token":"hunter2\\ud800"}}')
+    assert "hunter2" not in str(caught.value) and "hunter2" not in repr(caught.value.args)
+
+
+def test_a_large_notification_is_spliced(mn):
+    message = b'{"method":"notifications/message","params":{"data":"' + b"x" * (3 << 20) + b'"},"jsonrpc":"2.0"}\n'
+    assert mn.splice_notification(message) == b"\x00" + message[:-len(b',"jsonrpc":"2.0"}\n')] + b"}"
+
+
+def test_more_envelope_runs_than_the_scan_records_agree(both_mn):
+    compiled, pure = both_mn
+    message = b"{" + b",".join(b'"jsonrpc":%d,"k%d":%d' % (i, i, i) for i in range(20)) + b',"method":"m"}'
+    assert compiled.splice_notification(message) == pure.splice_notification(message)
+    assert compiled.decode(pure.splice_notification(message)).notification == scanner_check.reference(message)[1]
+
+
+def test_the_scan_never_reads_a_bytearray_that_moves(mn):
+    """A GC callback that grows and refills the bytearray on every collection changes nothing already read."""
+    message = bytearray(b'{"method":"n/x","params":{"p":[1,2,3]},"jsonrpc":"2.0"}')
+    expected = b'\x00{"method":"n/x","params":{"p":[1,2,3]}}'
+
+    def churn(phase, info):
+        if phase == "start":
+            try:
+                message.extend(b" " * 4096)
+                del message[-4096:]
+            except BufferError:  # a view of it is held: it cannot move at all
+                pass
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(churn)
+    gc.set_threshold(1, 1, 1)
+    try:
+        for _ in range(200):
+            assert mn.splice_notification(message) == expected
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(churn)
+
+
+def test_the_splice_refuses_what_is_not_bytes_like(mn):
+    with pytest.raises(TypeError, match="splice_notification takes bytes-like JSON .* not str"):
+        mn.splice_notification('{"method":"n/x"}')
+
+
+@pytest.mark.parametrize("seed", CORPUS, ids=lambda path: path.name)
+def test_every_scanner_seed_passes(seed):
+    scanner_check.check(seed.read_bytes())
+
+
+def test_the_scanner_corpus_is_there():
+    assert len(CORPUS) >= 60
+
+
+def test_the_check_catches_a_scanner_that_differs(monkeypatch):
+    import diverge_codec._mcp_notifications_c as compiled
+
+    monkeypatch.setattr(compiled, "splice_notification", lambda data: None)
+    with pytest.raises(AssertionError, match="differ"):
+        scanner_check.check(b'{"method":"m","jsonrpc":"2.0"}')
+
+
+_SPACES = st.sampled_from([b"", b"", b" ", b"\t", b"\n", b"\r\n  "])
+
+
+def _key(name: str, escape: bool) -> bytes:
+    if escape and name:
+        return b'"\\u%04x' % ord(name[0]) + json.dumps(name[1:], ensure_ascii=False).encode()[1:]
+    return json.dumps(name, ensure_ascii=False).encode()
+
+
+@st.composite
+def sdk_messages(draw):
+    """A notification as any SDK might write it: the envelope anywhere, once or more, any JSON whitespace."""
+    members = [("method", draw(st.text(max_size=30)))]
+    if draw(st.booleans()):
+        params = draw(st.none() | st.dictionaries(names, json_values, max_size=4))
+        if params is not None and draw(st.booleans()):
+            params["_meta"] = draw(st.none() | st.dictionaries(names, json_values, max_size=2))
+        members.append(("params", params))
+    members += [(name, value) for name, value in draw(st.lists(st.tuples(names, json_values), max_size=2))
+                if name not in ("id", "method", "params")]
+    for _ in range(draw(st.integers(0, 3))):
+        members.insert(draw(st.integers(0, len(members))), ("jsonrpc", draw(st.sampled_from(["2.0", 2, None]))))
+    space = lambda: draw(_SPACES)  # noqa: E731
+    parts = [
+        space() + _key(name, draw(st.booleans())) + space() + b":" + space()
+        + json.dumps(value, ensure_ascii=draw(st.booleans())).encode() + space()
+        for name, value in members
+    ]
+    return space() + b"{" + b",".join(parts) + b"}" + space()
+
+
+@given(sdk_messages())
+def test_every_sdk_shape_is_spliced_to_the_notification(message):
+    scanner_check.check(message)
+    assert scanner_check.reference(message)[0] in ("relay", "refused")
+
+
+_FRAGMENTS = st.sampled_from([
+    b'{"jsonrpc":"2.0"', b'"method":"n/x"', b'"params":', b'{"_meta":', b'"id"', b'"\\u0069d"', b"\\ud83d", b"\\ude00",
+    b'"', b"\\", b"{", b"}", b"[", b"]", b",", b":", b" ", b"\n", b"1e400", b"-0.5e-3", b"null", b"\xff", b"\xed\xa0\x80",
+    b"\xf0\x9f\x98\x80", b'"jsonrpc"', b"true",
+])
+
+
+@given(st.lists(_FRAGMENTS, max_size=16).map(b"".join) | st.binary(max_size=64))
+def test_any_line_is_held_to_orjson(message):
+    scanner_check.check(message)
+
+
+def test_the_stdlib_json_path_splices_and_refuses_alike():
+    """Both cores with DIVERGE_CODEC_STDLIB_JSON=1, in a child: the same payloads, Nones and refusals."""
+    script = (
+        "import sys, json\n"
+        "from diverge_codec import _json, _mcp_notifications_py as py\n"
+        "mods = [py]\n"
+        "try:\n"
+        "    from diverge_codec import _mcp_notifications_c\n"
+        "    mods.append(_mcp_notifications_c)\n"
+        "except ImportError:\n"
+        "    pass\n"
+        "def outcome(mod, data):\n"
+        "    try:\n"
+        "        payload = mod.splice_notification(data)\n"
+        "    except mod.NotificationParseError as error:\n"
+        "        return ['refused', str(error) if 'must be' in str(error) else '']\n"
+        "    return ['none'] if payload is None else ['payload', payload.hex()]\n"
+        "print(json.dumps([_json.BACKEND, [[outcome(m, bytes.fromhex(d)) for m in mods] for d in json.load(sys.stdin)]]))\n"
+    )
+    lines = [seed.read_bytes() for seed in CORPUS]
+    run = subprocess.run(
+        [sys.executable, "-c", script], input=json.dumps([line.hex() for line in lines]),
+        env={**os.environ, "DIVERGE_CODEC_STDLIB_JSON": "1"}, capture_output=True, text=True, check=True,
+    )
+    backend, rows = json.loads(run.stdout)
+    assert backend == "json"
+    from diverge_codec import _mcp_notifications_py as pure
+
+    for line, row in zip(lines, rows):
+        try:
+            payload = pure.splice_notification(line)
+            expected = ["none"] if payload is None else ["payload", payload.hex()]
+        except pure.NotificationParseError as error:
+            expected = ["refused", str(error) if "must be" in str(error) else ""]
+        assert row == [expected] * len(row), line[:60]
