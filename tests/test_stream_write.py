@@ -130,6 +130,9 @@ def test_out_refusals(sm):
     with pytest.raises(BufferError) as caught:  # an exported bytearray cannot grow
         sm.write_record(out, b"a")
     assert str(caught.value) == "Existing exports of data: object cannot be re-sized"
+    with pytest.raises(BufferError) as caught:  # a list of bytes too (appended with one resize)
+        sm.write_records(out, [b"a", b"b"])
+    assert str(caught.value) == "Existing exports of data: object cannot be re-sized"
     view.release()
     assert out == b"xy"
 

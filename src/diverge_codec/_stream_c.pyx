@@ -169,6 +169,7 @@ cdef class RecordReader:
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_CheckExact, PyByteArray_GET_SIZE, PyByteArray_Resize
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_CheckExact, PyList_GET_ITEM, PyList_GET_SIZE
 from libc.string cimport memcpy
 
 cdef extern from "Python.h":
@@ -260,7 +261,39 @@ def write_record(out, payload):
     _write(out, payload)
 
 
+cdef bint _append_all(bytearray out, list payloads) except -1:
+    """Every payload appended with one resize, if all are bytes within the limit; False (nothing written) if not.
+
+    No Python code runs from the first read of the list to the last copy (type checks,
+    sizes, one realloc, memcpy), so neither the list nor its bytes can change meanwhile.
+    """
+    cdef Py_ssize_t count = PyList_GET_SIZE(payloads), index, size, total = 0
+    cdef object payload
+    for index in range(count):
+        payload = <object>PyList_GET_ITEM(payloads, index)
+        if not PyBytes_CheckExact(payload):
+            return False
+        size = PyBytes_GET_SIZE(payload)
+        if size > _LARGEST or total > PY_SSIZE_T_MAX - PREFIX - size:
+            return False
+        total += PREFIX + size
+    cdef Py_ssize_t held = PyByteArray_GET_SIZE(out)
+    if held > PY_SSIZE_T_MAX - total:
+        raise MemoryError()
+    PyByteArray_Resize(out, held + total)
+    cdef char* into = PyByteArray_AS_STRING(out) + held
+    for index in range(count):
+        payload = <object>PyList_GET_ITEM(payloads, index)
+        size = PyBytes_GET_SIZE(payload)
+        _put_be32(into, size)
+        memcpy(into + PREFIX, PyBytes_AS_STRING(payload), <size_t>size)
+        into += PREFIX + size
+    return True
+
+
 def write_records(out, payloads):
     """write_record of each payload, in order."""
+    if PyByteArray_CheckExact(out) and PyList_CheckExact(payloads) and _append_all(out, payloads):
+        return
     for payload in payloads:
         _write(out, payload)

@@ -258,14 +258,26 @@ class RelaySession:
             self.report.seen += new
 
     def _lines(self, lines: list[bytes]) -> bytes:
-        try:  # the common case, every line a notification the channel takes: one pass in C
-            framed = list(map(self.frame, lines))
+        try:  # the common case, no line refused: the lines framed in one pass, runs of notifications queued whole
+            framed: list[bytes | None] | None = list(map(self.frame, lines))
         except DecodeError:
             framed = None
-        if framed is not None and all(framed) and (not framed or max(map(len, framed)) <= self.lines.max_line):
-            self._offer(framed)  # type: ignore[arg-type]  # all() ruled out None
-            return b""
-        return self._each_line(lines, framed)
+        if framed is None:
+            return self._each_line(lines, None)
+        replies: list[bytes] = []
+        limit, at, last = self.lines.max_line, 0, len(framed)
+        framed.append(None)  # a sentinel: index() finds the next answer, or this, in C
+        while True:
+            answer = framed.index(None, at)
+            run = framed[at:answer]
+            if run and max(map(len, run)) > limit:  # type: ignore[arg-type]  # index() ruled out None
+                replies.append(self._each_line(lines[at:answer], run))
+            elif run:
+                self._offer(run)  # type: ignore[arg-type]
+            if answer == last:
+                return b"".join(replies)
+            self._message(lines[answer], replies)
+            at = answer + 1
 
     def _each_line(self, lines: list[bytes], framed: list[bytes | None] | None) -> bytes:
         """Line by line, in order: the answers and refusals among the notifications (framed already, if given)."""
