@@ -5,8 +5,12 @@ notification lines go through ``relay.relay_frame`` (compiled core: the scan tha
 validates as orjson does and removes ``jsonrpc`` wherever it stands) and through the
 obvious relay, ``orjson.loads`` + ``pop("jsonrpc")`` + ``orjson.dumps``, in one run;
 the ratio is per notification (target: at most 0.25x). ``relay's own work`` times every
-line of the TypeScript SDK capture through ``relay_frame`` and into the stream
-envelope, server and socket excluded, in notifications per second (target: 3 M/s).
+line of the TypeScript SDK capture through the splice ``relay_frame`` wraps (what the
+relay calls) and into the stream envelope, server and socket excluded, in notifications
+per second (target: 3 M/s). ``relay session`` times the whole sans-IO path the relay runs
+on the same bytes: ``RelaySession.receive`` in 64 KiB reads (lines split, framed, answers
+parsed, notifications queued), the outbox taken and written as records. Instructions
+per notification for both: ``python benchmarks/own_work_instructions.py`` (valgrind).
 
 Where the captures are not there yet, the demo capture (mcp 2.x, envelope first) and
 its lines rewritten as the TypeScript SDK writes them (envelope last) stand in.
@@ -20,7 +24,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from diverge_codec import _bench, relay, stream
+from diverge_codec import _bench, relay, relay_process, relay_session, stream
 
 DATA = Path(__file__).with_name("data")
 FAMILIES = ("ts-sdk-everything", "ts-sdk", "mcp-v1", "mcp-v2", "fastmcp")
@@ -64,9 +68,10 @@ def reparse(line: bytes) -> bytes:
 
 
 def _relay_frame(mn):
-    """relay_frame with the core to frame with: the default (compiled) one is called as a proxy would."""
+    """What the relay calls per line: the compiled splice itself (``relay_frame`` without its wrapper), as
+    ``RelaySession`` does; the pure core through ``relay_frame``."""
     if mn.splice_notification is relay.mcp_notifications.splice_notification:
-        return relay.relay_frame
+        return mn.splice_notification
     return functools.partial(relay.relay_frame, codec=mn)
 
 
@@ -127,4 +132,27 @@ def test_relay_own_work_on_the_ts_sdk_capture(benchmark, who):
     benchmark.extra_info.update(who=who, items=count)
     refusal = orjson.JSONDecodeError if who == "baseline" else mn.NotificationParseError
     out = benchmark(relay_own_work, frame, lines, refusal)
+    assert len(stream.split_records(out)) == count
+
+
+def relay_session_work(data: bytes, read: int = 65536) -> bytes:
+    """The relay's sans-IO path on a server's output, as ``relay_process`` drives it: each read received,
+    the outbox taken whole and written as stream records."""
+    session = relay_session.RelaySession(outbox_bytes=1 << 30)
+    session.start()
+    written = []
+    for at in range(0, len(data), read):
+        session.receive(data[at:at + read])
+        written.append(relay_process._records(session.outbox.take(len(session.outbox))))
+    session.end_of_output()
+    return b"".join(written)
+
+
+def test_relay_session_on_the_ts_sdk_capture(benchmark):
+    lines = CAPTURES[TS_FAMILY]
+    count = len(_notifications(lines))
+    data = b"".join(lines)
+    benchmark.group = f"relay session, {TS_FAMILY} ({count} notifications of {len(lines)} lines, 64 KiB reads)"
+    benchmark.extra_info.update(who="cython", items=count)
+    out = benchmark(relay_session_work, data)
     assert len(stream.split_records(out)) == count

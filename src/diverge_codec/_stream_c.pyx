@@ -11,7 +11,7 @@ from cpython.list cimport PyList_Append
 
 from diverge_codec._payload cimport payload_owner
 
-from diverge_codec._stream_py import DEFAULT_MAX_RECORD, record, write_record, write_records
+from diverge_codec._stream_py import DEFAULT_MAX_RECORD
 from diverge_codec.errors import RecordTooLargeError, TruncatedStreamError
 
 __all__ = ["DEFAULT_MAX_RECORD", "RecordReader", "record", "split_records", "write_record", "write_records"]
@@ -22,6 +22,144 @@ cdef enum:
 
 cdef inline unsigned long long _be32(const unsigned char* at) noexcept:
     return (<unsigned long long>at[0] << 24) | (<unsigned long long>at[1] << 16) | (<unsigned long long>at[2] << 8) | at[3]
+
+
+# Writing records. The payload's bytes are read where they cannot move: bytes as they are;
+# a bytearray with its buffer exported (held while the record is allocated, so code that
+# an allocation runs, a GC callback, cannot resize it); anything else copied to bytes first.
+# The out bytearray's size is read right before its one resize, and its pointer after.
+
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_CheckExact, PyByteArray_GET_SIZE, PyByteArray_Resize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_CheckExact, PyList_GET_ITEM, PyList_GET_SIZE
+from libc.string cimport memcpy
+
+cdef extern from "Python.h":
+    const Py_ssize_t PY_SSIZE_T_MAX
+
+from diverge_codec._model import as_bytes
+
+cdef Py_ssize_t _LARGEST = 0xFFFFFFFF
+cdef str _TOO_LARGE = "a record holds at most 4294967295 bytes"
+
+
+cdef inline void _put_be32(char* into, Py_ssize_t length) noexcept:
+    into[0] = <char>((length >> 24) & 0xFF)
+    into[1] = <char>((length >> 16) & 0xFF)
+    into[2] = <char>((length >> 8) & 0xFF)
+    into[3] = <char>(length & 0xFF)
+
+
+cdef bytes _framed_at(const char* data, Py_ssize_t size):
+    """A new bytes: the length prefix, then a copy of size bytes at data (which nothing may move meanwhile)."""
+    if size > _LARGEST:
+        raise ValueError(_TOO_LARGE)
+    cdef bytes framed = PyBytes_FromStringAndSize(NULL, PREFIX + size)
+    cdef char* into = PyBytes_AS_STRING(framed)
+    _put_be32(into, size)
+    if size:
+        memcpy(into + PREFIX, data, <size_t>size)
+    return framed
+
+
+cdef bytes _framed(object payload):
+    """One record of a bytes-like payload, as the pure twin's ``record``."""
+    cdef Py_buffer view
+    cdef object owned
+    if PyBytes_CheckExact(payload):
+        return _framed_at(PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload))
+    if PyByteArray_CheckExact(payload):
+        PyObject_GetBuffer(payload, &view, PyBUF_SIMPLE)  # an export: the bytearray cannot be resized
+        try:
+            return _framed_at(<const char*>view.buf, view.len)
+        finally:
+            PyBuffer_Release(&view)
+    owned = as_bytes(payload)
+    if owned is None:
+        raise TypeError(f"record takes bytes, bytearray or memoryview, not {type(payload).__name__}")
+    return _framed_at(PyBytes_AS_STRING(owned), PyBytes_GET_SIZE(owned))
+
+
+cdef int _append(bytearray out, bytes data, bint prefixed) except -1:
+    """Append data (behind its length prefix if prefixed) to out with one resize; data is bytes: it cannot move."""
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(data)
+    cdef Py_ssize_t extra = size + (PREFIX if prefixed else 0)
+    if prefixed and size > _LARGEST:
+        raise ValueError(_TOO_LARGE)
+    cdef Py_ssize_t held = PyByteArray_GET_SIZE(out)
+    if held > PY_SSIZE_T_MAX - extra:
+        raise MemoryError()
+    PyByteArray_Resize(out, held + extra)  # BufferError while out is exported, as ``out +=`` raises
+    cdef char* into = PyByteArray_AS_STRING(out) + held
+    if prefixed:
+        _put_be32(into, size)
+        into += PREFIX
+    if size:
+        memcpy(into, PyBytes_AS_STRING(data), <size_t>size)
+    return 0
+
+
+cdef int _write(object out, object payload) except -1:
+    cdef bytes framed
+    if PyByteArray_CheckExact(out):
+        if PyBytes_CheckExact(payload):
+            return _append(out, payload, True)
+        return _append(out, _framed(payload), False)
+    framed = _framed(payload)
+    if isinstance(out, bytearray):
+        out += framed
+    else:
+        out.write(framed)
+    return 0
+
+
+def record(payload):
+    """One record: the length prefix and the payload."""
+    return _framed(payload)
+
+
+def write_record(out, payload):
+    """Append one record to a bytearray, or write it to a binary file."""
+    _write(out, payload)
+
+
+cdef bint _append_all(bytearray out, list payloads) except -1:
+    """Every payload appended with one resize, if all are bytes within the limit; False (nothing written) if not.
+
+    No Python code runs from the first read of the list to the last copy (type checks,
+    sizes, one realloc, memcpy), so neither the list nor its bytes can change meanwhile.
+    """
+    cdef Py_ssize_t count = PyList_GET_SIZE(payloads), index, size, total = 0
+    cdef object payload
+    for index in range(count):
+        payload = <object>PyList_GET_ITEM(payloads, index)
+        if not PyBytes_CheckExact(payload):
+            return False
+        size = PyBytes_GET_SIZE(payload)
+        if size > _LARGEST or total > PY_SSIZE_T_MAX - PREFIX - size:
+            return False
+        total += PREFIX + size
+    cdef Py_ssize_t held = PyByteArray_GET_SIZE(out)
+    if held > PY_SSIZE_T_MAX - total:
+        raise MemoryError()
+    PyByteArray_Resize(out, held + total)
+    cdef char* into = PyByteArray_AS_STRING(out) + held
+    for index in range(count):
+        payload = <object>PyList_GET_ITEM(payloads, index)
+        size = PyBytes_GET_SIZE(payload)
+        _put_be32(into, size)
+        memcpy(into + PREFIX, PyBytes_AS_STRING(payload), <size_t>size)
+        into += PREFIX + size
+    return True
+
+
+def write_records(out, payloads):
+    """write_record of each payload, in order."""
+    if PyByteArray_CheckExact(out) and PyList_CheckExact(payloads) and _append_all(out, payloads):
+        return
+    for payload in payloads:
+        _write(out, payload)
 
 
 cdef unsigned long long _limit(object max_record) except? 0xFFFFFFFFFFFF:

@@ -131,8 +131,13 @@ class Outbox:
 
     def take(self, max_items: int = 256) -> list[bytes]:
         """Up to ``max_items`` payloads, oldest first, removed from the queue."""
-        taken: list[bytes] = []
         queue = self._queue
+        if max_items >= len(queue):  # the driver takes all: one copy, no loop
+            taken = list(queue)
+            queue.clear()
+            self.queued_bytes = self._oversized = 0
+            return taken
+        taken: list[bytes] = []
         while queue and len(taken) < max_items:
             taken.append(queue.popleft())
         size = sum(map(len, taken))

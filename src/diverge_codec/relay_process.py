@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
-from .relay import relay_frame
+from . import mcp_notifications, stream
 from .relay_session import DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, PROTOCOL_VERSION, RelayReport, RelaySession
 
 __all__ = [
@@ -164,8 +164,8 @@ class RelayOptions:
     """The server's stderr: None inherits the relay's, ``subprocess.DEVNULL`` discards it."""
     env: dict[str, str] | None = None
     cwd: str | None = None
-    frame: Callable[[bytes], bytes | None] = field(default=relay_frame)
-    """One line to a channel payload; a benchmark may swap it."""
+    frame: Callable[[bytes], bytes | None] = field(default=mcp_notifications.splice_notification)
+    """One line to a channel payload: ``relay.relay_frame``'s work, called without its wrapper; a benchmark may swap it."""
 
 
 class _ServerPipes(asyncio.SubprocessProtocol):
@@ -397,12 +397,10 @@ async def _first(*awaitables: Any) -> None:
 
 
 def _records(payloads: list[bytes]) -> bytes:
-    """The payloads in the stream envelope (``stream.write_records``' bytes, built in one join)."""
-    parts: list[bytes] = []
-    for payload in payloads:
-        parts.append(len(payload).to_bytes(4, "big"))
-        parts.append(payload)
-    return b"".join(parts)
+    """The payloads in the stream envelope: ``stream.write_records`` (compiled) into one buffer, as bytes."""
+    out = bytearray()
+    stream.write_records(out, payloads)
+    return bytes(out)
 
 
 def _signal_group(pid: int, signum: int) -> None:

@@ -27,10 +27,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import stream
+from . import mcp_notifications, stream
 from ._json import dumps, loads
 from .errors import DecodeError
-from .relay import Outbox, relay_frame, unreachable_frame
+from .relay import Outbox, unreachable_frame
 
 PROTOCOL_VERSION = "2025-11-25"
 """The MCP revision the relay offers in ``initialize``."""
@@ -97,6 +97,9 @@ class LineSplitter:
         rest = data[newline + 1:].split(b"\n")
         self._hold(rest.pop())
         limit = self.max_line
+        if len(data) <= limit:  # no line can be over the limit: drop the blank ones in one C loop
+            lines += filter(bytes.strip, rest)
+            return lines
         for line in rest:
             if len(line) > limit:
                 self.too_large += 1
@@ -174,7 +177,7 @@ class RelaySession:
     half, the calls, answers to its requests); the notifications go to ``outbox``.
     ``shutdown_reason`` turns non-None when the session wants the server stopped: every
     call answered with ``until_answered``, or a failed handshake. ``frame`` turns one line
-    into a channel payload (``relay.relay_frame``): None for a message that is no
+    into a channel payload (``relay.relay_frame``, by default its compiled splice called directly): None for a message that is no
     notification, ``DecodeError`` for one the channel would refuse.
     """
 
@@ -187,7 +190,7 @@ class RelaySession:
         max_line: int = DEFAULT_MAX_LINE,
         outbox_bytes: int = DEFAULT_OUTBOX_BYTES,
         until_answered: bool = False,
-        frame: Callable[[bytes], bytes | None] = relay_frame,
+        frame: Callable[[bytes], bytes | None] = mcp_notifications.splice_notification,
     ) -> None:
         if max_line > MAX_RECORD_BYTES:
             raise ValueError(f"max_line must be at most {MAX_RECORD_BYTES}, what a record's length can say")
@@ -255,17 +258,43 @@ class RelaySession:
             self.report.seen += new
 
     def _lines(self, lines: list[bytes]) -> bytes:
+        try:  # the common case, no line refused: the lines framed in one pass, runs of notifications queued whole
+            framed: list[bytes | None] | None = list(map(self.frame, lines))
+        except DecodeError:
+            framed = None
+        if framed is None:
+            return self._each_line(lines, None)
+        replies: list[bytes] = []
+        limit, at, last = self.lines.max_line, 0, len(framed)
+        framed.append(None)  # a sentinel: index() finds the next answer, or this, in C
+        while True:
+            answer = framed.index(None, at)
+            run = framed[at:answer]
+            if run and max(map(len, run)) > limit:  # type: ignore[arg-type]  # index() ruled out None
+                replies.append(self._each_line(lines[at:answer], run))
+            elif run:
+                self._offer(run)  # type: ignore[arg-type]
+            if answer == last:
+                return b"".join(replies)
+            self._message(lines[answer], replies)
+            at = answer + 1
+
+    def _each_line(self, lines: list[bytes], framed: list[bytes | None] | None) -> bytes:
+        """Line by line, in order: the answers and refusals among the notifications (framed already, if given)."""
         report, frame, limit = self.report, self.frame, self.lines.max_line
         replies: list[bytes] = []
         payloads: list[bytes] = []
         keep = payloads.append
-        for line in lines:
-            try:
-                payload = frame(line)
-            except DecodeError:
-                report.seen += 1
-                report.dropped["invalid"] += 1
-                continue
+        for index, line in enumerate(lines):
+            if framed is not None:
+                payload = framed[index]
+            else:
+                try:
+                    payload = frame(line)
+                except DecodeError:
+                    report.seen += 1
+                    report.dropped["invalid"] += 1
+                    continue
             if payload is None:
                 if payloads:  # what came before an answer is queued before the answer is acted on
                     self._offer(payloads)

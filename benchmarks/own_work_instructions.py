@@ -1,0 +1,67 @@
+"""Instructions per notification for the relay's own work on the TypeScript SDK capture (valgrind callgrind).
+
+Each case runs in a fresh interpreter under callgrind twice, with 0 and with REPS
+passes over the capture; the difference, divided by REPS and by the notifications,
+is the cost of one notification with start-up and imports left out. Counts do not
+depend on the machine's load, where timings do. ``PYTHONHASHSEED=0`` keeps the two
+runs' start-up equal.
+
+    python benchmarks/own_work_instructions.py [REPS]
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+CASES = {
+    "relay's own work (splice + write_record per line)":
+        "fam.relay_own_work(mn.splice_notification, lines, mn.NotificationParseError)",
+    "relay session (receive in 64 KiB reads, take, records)": "fam.relay_session_work(data)",
+    "baseline: orjson loads/pop/dumps + write_record per line": "fam.relay_own_work(reparse, lines, orjson.JSONDecodeError)",
+}
+SETUP = """
+import sys, orjson
+sys.path.insert(0, {here!r})
+import test_relay_families as fam
+from diverge_codec import mcp_notifications as mn
+lines = fam.CAPTURES[fam.TS_FAMILY]
+data = b"".join(lines)
+def reparse(line):
+    message = orjson.loads(line)
+    if type(message) is not dict or "id" in message:
+        return None
+    message.pop("jsonrpc", None)
+    return b"\\x00" + orjson.dumps(message)
+for _ in range({reps}):
+    {call}
+"""
+
+
+def instructions(call: str, reps: int) -> int:
+    script = SETUP.format(here=str(HERE), reps=reps, call=call)
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", script],
+                         capture_output=True, text=True, env=env, check=True)
+    return int(re.search(r"Collected : (\d+)", run.stderr).group(1))
+
+
+def main() -> None:
+    reps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    sys.path.insert(0, str(HERE))
+    import test_relay_families as fam
+
+    lines = fam.CAPTURES[fam.TS_FAMILY]
+    count = len(fam._notifications(lines))
+    print(f"{fam.TS_FAMILY}: {count} notifications of {len(lines)} lines, {reps} passes")
+    for name, call in CASES.items():
+        per = (instructions(call, reps) - instructions(call, 0)) / reps / count
+        print(f"  {name}: {per:,.0f} instructions per notification")
+
+
+if __name__ == "__main__":
+    main()
