@@ -42,6 +42,14 @@ typedef struct {
     size_t cuts[DC_MAX_CUTS][2];
 } dc_splice;
 
+/* Where decode_lazy finds a notification's fields: the last top-level method and params
+ * values (orjson keeps the last of duplicates), as byte offsets; DC_NONE where absent. */
+typedef struct {
+    size_t method_start, method_end;  /* the string, quotes included */
+    size_t params_start, params_end;
+    int method_escaped;               /* a backslash in the method (or its key): the parser reads it */
+} dc_fields;
+
 /* The least decimal that rounds to infinity as a double, 2**1024 - 2**970 (ties go to even: up). */
 static const char DC_INFINITY_FROM[] = "179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792";
 
@@ -317,8 +325,16 @@ static inline void dc_member(dc_splice *out, dc_cutter *cutter, size_t start, si
     cutter->last_end = end;
 }
 
-/* Read one JSON-RPC message (data[size] must be 0): a DC_ status, and for DC_NOTIFICATION the splice in out. */
-static int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
+#if defined(__GNUC__)
+#define DC_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define DC_ALWAYS_INLINE inline
+#endif
+
+/* Read one JSON document (data[size] must be 0): a DC_ status. Without fields, a JSON-RPC message,
+ * and for DC_NOTIFICATION the splice in out; with fields, a channel notification (an id is just a
+ * member, no cut is made), its fields' spans in fields. Inlined into each entry point below. */
+static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *out, dc_fields *fields) {
     const unsigned char *s = (const unsigned char *)data;
     unsigned char stack[DC_MAX_DEPTH + 1];  /* the open containers: '{' or '[' */
     size_t depth = 0, pos = 0, next, member_start = 0, key_start;
@@ -326,8 +342,14 @@ static int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
     int method_kind = DC_ABSENT, params_kind = DC_ABSENT, meta_kind = DC_ABSENT, kind;
     dc_cutter cutter = {0, DC_NONE, DC_NONE, 0, 0};
     dc_key key;
+    int top_role = DC_ROLE_OTHER;  /* the role of the top-level member being read (fields only) */
+    size_t value_start = 0;
 
     memset(out, 0, sizeof(*out));
+    if (fields) {
+        fields->method_start = fields->method_end = fields->params_start = fields->params_end = DC_NONE;
+        fields->method_escaped = 0;
+    }
     while (dc_space(s[pos])) pos++;
     if (pos >= size) return DC_NOT_NOTIFICATION;  /* a blank line is no message */
     out->start = pos;
@@ -390,6 +412,10 @@ key:
         kind = dc_kind(s[pos]);  /* the value's kind, from its first byte (the scan checks the rest) */
         if (depth == 1) {
             member_start = key_start;
+            if (fields) {
+                top_role = role;
+                value_start = pos;
+            }
             has_id |= role == DC_ROLE_ID;
             if (role == DC_ROLE_METHOD) method_kind = kind;
             if (role == DC_ROLE_PARAMS) {
@@ -407,7 +433,18 @@ closed:  /* the container at depth ended at pos */
     if (depth == 1) in_params = 0;
 
 after:  /* a value ended at pos */
-    if (depth == 1 && stack[1] == '{') dc_member(out, &cutter, member_start, pos, role == DC_ROLE_ENVELOPE);
+    if (depth == 1 && stack[1] == '{') {
+        if (!fields) {
+            dc_member(out, &cutter, member_start, pos, role == DC_ROLE_ENVELOPE);
+        } else if (top_role == DC_ROLE_METHOD) {
+            fields->method_start = value_start;
+            fields->method_end = pos;
+            fields->method_escaped = escaped;
+        } else if (top_role == DC_ROLE_PARAMS) {
+            fields->params_start = value_start;
+            fields->params_end = pos;
+        }
+    }
     if (depth == 0) {
         out->end = pos;
         while (dc_space(s[pos])) pos++;
@@ -428,7 +465,7 @@ after:  /* a value ended at pos */
     return DC_INVALID;
 
 done:
-    if (root_kind != DC_OBJECT || has_id) return DC_NOT_NOTIFICATION;
+    if (root_kind != DC_OBJECT || (has_id && !fields)) return DC_NOT_NOTIFICATION;
     if (method_kind != DC_STRING) return DC_METHOD;
     if (params_kind == DC_OBJECT) {
         if (meta_kind != DC_ABSENT && meta_kind != DC_NULL && meta_kind != DC_OBJECT) return DC_META;
@@ -437,6 +474,19 @@ done:
     }
     if (cutter.run_open) dc_cut(out, &cutter, cutter.run_before != DC_NONE ? cutter.run_before : cutter.run_start, cutter.last_end);
     return cutter.overflow ? DC_UNSURE : DC_NOTIFICATION;
+}
+
+/* Read one JSON-RPC message (data[size] must be 0): a DC_ status, and for DC_NOTIFICATION the splice in out. */
+static int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
+    return dc_scan(data, size, out, NULL);
+}
+
+/* Read one notification body (data[size] must be 0) for decode_lazy: DC_NOTIFICATION with its
+ * fields' spans, DC_METHOD, DC_PARAMS, DC_META, or DC_INVALID / DC_NOT_NOTIFICATION (not JSON
+ * as orjson reads it, blank, or no object), which the parser words. */
+static int dc_scan_fields(const char *data, size_t size, dc_fields *fields) {
+    dc_splice unused;
+    return dc_scan(data, size, &unused, fields);
 }
 
 #endif
