@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from conftest import load
 from diverge_codec import mcp_notifications
 from strategies import json_values, names, notifications_payloads
-from test_scanner import _SPACES, _key  # a key spelled plainly or with an escape, JSON whitespace
+from test_scanner import _FRAGMENTS, _SPACES, _key  # a key spelled plainly or with an escape, JSON whitespace
 
 SCANNER_CORPUS = sorted((Path(__file__).resolve().parent.parent / "fuzz" / "corpus_scanner").glob("*"))
 PREFIX = "mcp notifications response frame did not parse: "
@@ -239,13 +239,6 @@ def bodies(draw):
 @given(bodies(), st.sampled_from([bytes, bytearray, memoryview]))
 def test_any_body_of_any_shape(body, kind):
     check(kind(b"\x00" + body))
-
-
-_FRAGMENTS = st.sampled_from([
-    b'{"method":"n/x"', b'"method":', b'"params":', b'{"_meta":', b'"id"', b'"\\u006dethod"', b"\\ud83d", b"\\ude00",
-    b'"', b"\\", b"{", b"}", b"[", b"]", b",", b":", b" ", b"\n", b"1e400", b"-0.5e-3", b"null", b"\xff", b"\xed\xa0\x80",
-    b"\xf0\x9f\x98\x80", b'"m"', b"true",
-])
 
 
 @given(st.lists(_FRAGMENTS, max_size=16).map(b"".join) | st.binary(max_size=64))
