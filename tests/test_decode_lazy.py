@@ -244,3 +244,20 @@ def test_any_body_of_any_shape(body, kind):
 @given(st.lists(_FRAGMENTS, max_size=16).map(b"".join) | st.binary(max_size=64))
 def test_any_bytes_as_a_body(body):
     check(b"\x00" + body)
+
+
+_ODD = [b'\\"', b"\\\\", b"\\u00e9", b"\\ud83d\\ude00", b"\x01", b"\x1f", b"\x7f", b"\xc3\xa9", b"\xf0\x9f\x98\x80",
+        b"\xff", b"\xc3", b"\xed\xa0\x80", b"\\x", b"\\ud83d"]
+
+
+@pytest.mark.parametrize("odd", _ODD)
+def test_a_byte_that_needs_a_look_is_seen_at_every_offset_of_a_long_string(odd):
+    """The scanner reads strings 16 and 8 bytes at once: an odd byte anywhere in the block, and at the end, is seen."""
+    import scanner_check
+
+    for at in range(0, 40):
+        text = b"a" * at + odd + b"b" * (40 - at)
+        for body in (b'{"method":"' + text + b'","params":{"k":"' + text + b'"}}',
+                     b'{"method":"m","params":{"' + text + b'":1}}', b'{"method":"m","p":"' + b"c" * at + b'"}'):
+            check(b"\x00" + body)
+            scanner_check.check(body)

@@ -21,6 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__) && defined(__GNUC__)
+#include <emmintrin.h>
+#define DC_SSE2 1
+#else
+#define DC_SSE2 0
+#endif
 
 enum {
     DC_NOTIFICATION = 0,     /* a notification: splice it */
@@ -141,6 +147,21 @@ static size_t dc_string(const unsigned char *s, size_t pos, size_t end, int *esc
     uint64_t word;
     pos++;
     for (;;) {
+#if DC_SSE2
+        /* Sixteen bytes at once: a quote, a backslash, or a byte below 0x20 as a signed byte
+         * (a control byte, or one >= 0x80): the same bytes dc_special flags, the lowest exact. */
+        if (pos + 16 <= end) {
+            __m128i chunk = _mm_loadu_si128((const __m128i *)(s + pos));
+            int mask = _mm_movemask_epi8(_mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\\'))),
+                _mm_cmplt_epi8(chunk, _mm_set1_epi8(0x20))));
+            if (!mask) {
+                pos += 16;
+                continue;
+            }
+            pos += (size_t)__builtin_ctz((unsigned int)mask);
+        } else
+#endif
         if (pos + 8 <= end) {
             memcpy(&word, s + pos, 8);
             word = dc_special(word);
