@@ -17,7 +17,10 @@ cdef extern from "_jsonscan.h":
 @cython.final
 @cython.freelist(64)
 cdef class LazyNotification:
-    """A notification read for routing: its ``method``, and its params as the JSON bytes sent.
+    """LazyNotification(*args, **kwargs)
+--
+
+A notification read for routing: its ``method``, and its params as the JSON bytes sent.
 
     ``params_json`` is None where the notification has no ``params`` member, and
     ``b"null"`` where it is null: the bytes as sent, never re-serialized. ``materialize()``
