@@ -261,3 +261,11 @@ def test_a_byte_that_needs_a_look_is_seen_at_every_offset_of_a_long_string(odd):
                      b'{"method":"m","params":{"' + text + b'":1}}', b'{"method":"m","p":"' + b"c" * at + b'"}'):
             check(b"\x00" + body)
             scanner_check.check(body)
+
+
+def test_a_method_read_again_is_the_same_text_whatever_came_before(mn):
+    """The compiled core hands the last ASCII method again when it repeats: only when it is the same text."""
+    methods = ["n/x", "n/x", "n/xy", "n/x", "", "n/y", "\u00e9", "\u00e9", "n/y", "N/Y", "n/y\u00e9", "n/y"]
+    for method in methods:
+        lazy = mn.decode_lazy(b"\x00" + orjson.dumps({"method": method}))
+        assert lazy.method == method and type(lazy.method) is str
