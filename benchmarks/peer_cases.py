@@ -115,28 +115,19 @@ def peer_cases(implementation: str = "cython") -> list[PeerCase]:
         return None if peer is None else (lambda: peer[key].decode(body))
 
     frame_142 = mn.decode(b"\x00" + orjson.dumps(ENCODE_142))
-    cases = [
-        PeerCase("notification decode, progress ~180 B", lambda: orjson.loads(PROGRESS),
-                 lambda: mn.decode(b"\x00" + PROGRESS), of("typed", PROGRESS)),
-        PeerCase("notification decode, log lines 64 KB", lambda: orjson.loads(LINES_64K),
-                 lambda: mn.decode(b"\x00" + LINES_64K), of("typed", LINES_64K)),
-        PeerCase("notification decode, items 64 KB", lambda: orjson.loads(ITEMS_64K),
-                 lambda: mn.decode(b"\x00" + ITEMS_64K), of("typed", ITEMS_64K)),
-    ]
+    cases = []
+    for label, body in (("progress ~180 B", PROGRESS), ("log lines 64 KB", LINES_64K), ("items 64 KB", ITEMS_64K)):
+        cases.append(PeerCase(f"notification decode, {label}", lambda body=body: orjson.loads(body),
+                              lambda payload=b"\x00" + body: mn.decode(payload), of("typed", body)))
     for label, body, target in (("progress ~180 B", PROGRESS, 0.35), ("log lines 64 KB", LINES_64K, 0.2),
                                 ("items 64 KB", ITEMS_64K, 0.2), ("one 64 KB string", BLOB_64K, None)):
-        payload = b"\x00" + body
         cases.append(PeerCase(f"route by method (decode_lazy), {label}", lambda body=body: orjson.loads(body),
-                              lambda payload=payload: mn.decode_lazy(payload), of("routed", body),
+                              lambda payload=b"\x00" + body: mn.decode_lazy(payload), of("routed", body),
                               target if implementation == "cython" else None))
-    cases += [
-        PeerCase("tools-begin Begun decode, 4 secrets", lambda: orjson.loads(BEGUN_4),
-                 lambda: tb.decode(b"\x00" + BEGUN_4), of("begun", BEGUN_4)),
-        PeerCase("tools-begin Begun decode, 64 secrets", lambda: orjson.loads(BEGUN_64),
-                 lambda: tb.decode(b"\x00" + BEGUN_64), of("begun", BEGUN_64)),
-        PeerCase("tools-begin Inactive decode", lambda: orjson.loads(INACTIVE),
-                 lambda: tb.decode(b"\x03" + INACTIVE), of("values", INACTIVE)),
-        PeerCase("notification encode, 142 B", lambda: orjson.dumps(ENCODE_142), lambda: mn.encode(frame_142),
-                 None if peer is None else (lambda: peer["encoder"].encode(ENCODE_142))),
-    ]
+    for label, tag, body, key in (("Begun decode, 4 secrets", 0, BEGUN_4, "begun"), ("Begun decode, 64 secrets", 0, BEGUN_64, "begun"),
+                                  ("Inactive decode", 3, INACTIVE, "values")):
+        cases.append(PeerCase(f"tools-begin {label}", lambda body=body: orjson.loads(body),
+                              lambda payload=bytes([tag]) + body: tb.decode(payload), of(key, body)))
+    cases.append(PeerCase("notification encode, 142 B", lambda: orjson.dumps(ENCODE_142), lambda: mn.encode(frame_142),
+                          None if peer is None else (lambda: peer["encoder"].encode(ENCODE_142))))
     return cases
