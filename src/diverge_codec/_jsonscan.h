@@ -38,6 +38,11 @@ enum {
     DC_UNSURE = 6            /* valid, but more envelope runs than the splice records: let the parser do it */
 };
 
+#if defined(__GNUC__)
+#define DC_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define DC_ALWAYS_INLINE inline
+#endif
 #define DC_MAX_CUTS 8
 #define DC_MAX_DEPTH 1024
 #define DC_NONE ((size_t)-1)
@@ -141,7 +146,7 @@ static inline void dc_key_add(dc_key *key, unsigned int unit) {
 
 /* The string whose opening quote is at s[pos]: the position after its closing quote, or 0.
  * *escaped says whether it holds a backslash. */
-static size_t dc_string(const unsigned char *s, size_t pos, size_t end, int *escaped) {
+static DC_ALWAYS_INLINE size_t dc_string(const unsigned char *s, size_t pos, size_t end, int *escaped) {
     int unit, low;
     size_t step;
     uint64_t word;
@@ -346,12 +351,6 @@ static inline void dc_member(dc_splice *out, dc_cutter *cutter, size_t start, si
     cutter->last_end = end;
 }
 
-#if defined(__GNUC__)
-#define DC_ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define DC_ALWAYS_INLINE inline
-#endif
-
 /* Read one JSON document (data[size] must be 0): a DC_ status. Without fields, a JSON-RPC message,
  * and for DC_NOTIFICATION the splice in out; with fields, a channel notification (an id is just a
  * member, no cut is made), its fields' spans in fields. Inlined into each entry point below. */
@@ -366,7 +365,7 @@ static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *ou
     int top_role = DC_ROLE_OTHER;  /* the role of the top-level member being read (fields only) */
     size_t value_start = 0;
 
-    memset(out, 0, sizeof(*out));
+    if (!fields) memset(out, 0, sizeof(*out));  /* with fields, out is not read */
     if (fields) {
         fields->method_start = fields->method_end = fields->params_start = fields->params_end = DC_NONE;
         fields->method_escaped = 0;
