@@ -322,6 +322,10 @@ __all__ += ["LazyNotification", "decode_lazy"]
 _PARAMS_KEY = b'"params"'
 
 
+def _immutable(self: object, name: str, value: object = None) -> None:
+    raise AttributeError(f"{type(self).__name__} is immutable")
+
+
 class LazyNotification:
     """A notification read for routing: its ``method``, and its params as the JSON bytes sent.
 
@@ -337,7 +341,7 @@ class LazyNotification:
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("LazyNotification is made by decode_lazy")
 
-    __setattr__ = __delattr__ = _frozen
+    __setattr__ = __delattr__ = _immutable  # its own: the frame classes' guard may change apart from it
 
     @property
     def params_json(self) -> bytes | None:
