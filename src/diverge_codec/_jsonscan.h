@@ -21,6 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__) && defined(__GNUC__)
+#include <emmintrin.h>
+#define DC_SSE2 1
+#else
+#define DC_SSE2 0
+#endif
 
 enum {
     DC_NOTIFICATION = 0,     /* a notification: splice it */
@@ -32,6 +38,11 @@ enum {
     DC_UNSURE = 6            /* valid, but more envelope runs than the splice records: let the parser do it */
 };
 
+#if defined(__GNUC__)
+#define DC_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define DC_ALWAYS_INLINE inline
+#endif
 #define DC_MAX_CUTS 8
 #define DC_MAX_DEPTH 1024
 #define DC_NONE ((size_t)-1)
@@ -41,6 +52,14 @@ typedef struct {
     size_t ncuts, removed;       /* byte ranges to leave out, in order, and their total size */
     size_t cuts[DC_MAX_CUTS][2];
 } dc_splice;
+
+/* Where decode_lazy finds a notification's fields: the last top-level method and params
+ * values (orjson keeps the last of duplicates), as byte offsets; DC_NONE where absent. */
+typedef struct {
+    size_t method_start, method_end;  /* the string, quotes included */
+    size_t params_start, params_end;
+    int method_escaped;               /* a backslash in the method (or its key): the parser reads it */
+} dc_fields;
 
 /* The least decimal that rounds to infinity as a double, 2**1024 - 2**970 (ties go to even: up). */
 static const char DC_INFINITY_FROM[] = "179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792";
@@ -127,12 +146,27 @@ static inline void dc_key_add(dc_key *key, unsigned int unit) {
 
 /* The string whose opening quote is at s[pos]: the position after its closing quote, or 0.
  * *escaped says whether it holds a backslash. */
-static size_t dc_string(const unsigned char *s, size_t pos, size_t end, int *escaped) {
+static DC_ALWAYS_INLINE size_t dc_string(const unsigned char *s, size_t pos, size_t end, int *escaped) {
     int unit, low;
     size_t step;
     uint64_t word;
     pos++;
     for (;;) {
+#if DC_SSE2
+        /* Sixteen bytes at once: a quote, a backslash, or a byte below 0x20 as a signed byte
+         * (a control byte, or one >= 0x80): the same bytes dc_special flags, the lowest exact. */
+        if (pos + 16 <= end) {
+            __m128i chunk = _mm_loadu_si128((const __m128i *)(s + pos));
+            int mask = _mm_movemask_epi8(_mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\\'))),
+                _mm_cmplt_epi8(chunk, _mm_set1_epi8(0x20))));
+            if (!mask) {
+                pos += 16;
+                continue;
+            }
+            pos += (size_t)__builtin_ctz((unsigned int)mask);
+        } else
+#endif
         if (pos + 8 <= end) {
             memcpy(&word, s + pos, 8);
             word = dc_special(word);
@@ -317,8 +351,10 @@ static inline void dc_member(dc_splice *out, dc_cutter *cutter, size_t start, si
     cutter->last_end = end;
 }
 
-/* Read one JSON-RPC message (data[size] must be 0): a DC_ status, and for DC_NOTIFICATION the splice in out. */
-static int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
+/* Read one JSON document (data[size] must be 0): a DC_ status. Without fields, a JSON-RPC message,
+ * and for DC_NOTIFICATION the splice in out; with fields, a channel notification (an id is just a
+ * member, no cut is made), its fields' spans in fields. Inlined into each entry point below. */
+static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *out, dc_fields *fields) {
     const unsigned char *s = (const unsigned char *)data;
     unsigned char stack[DC_MAX_DEPTH + 1];  /* the open containers: '{' or '[' */
     size_t depth = 0, pos = 0, next, member_start = 0, key_start;
@@ -326,8 +362,14 @@ static int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
     int method_kind = DC_ABSENT, params_kind = DC_ABSENT, meta_kind = DC_ABSENT, kind;
     dc_cutter cutter = {0, DC_NONE, DC_NONE, 0, 0};
     dc_key key;
+    int top_role = DC_ROLE_OTHER;  /* the role of the top-level member being read (fields only) */
+    size_t value_start = 0;
 
-    memset(out, 0, sizeof(*out));
+    if (!fields) memset(out, 0, sizeof(*out));  /* with fields, out is not read */
+    if (fields) {
+        fields->method_start = fields->method_end = fields->params_start = fields->params_end = DC_NONE;
+        fields->method_escaped = 0;
+    }
     while (dc_space(s[pos])) pos++;
     if (pos >= size) return DC_NOT_NOTIFICATION;  /* a blank line is no message */
     out->start = pos;
@@ -390,6 +432,10 @@ key:
         kind = dc_kind(s[pos]);  /* the value's kind, from its first byte (the scan checks the rest) */
         if (depth == 1) {
             member_start = key_start;
+            if (fields) {
+                top_role = role;
+                value_start = pos;
+            }
             has_id |= role == DC_ROLE_ID;
             if (role == DC_ROLE_METHOD) method_kind = kind;
             if (role == DC_ROLE_PARAMS) {
@@ -407,7 +453,18 @@ closed:  /* the container at depth ended at pos */
     if (depth == 1) in_params = 0;
 
 after:  /* a value ended at pos */
-    if (depth == 1 && stack[1] == '{') dc_member(out, &cutter, member_start, pos, role == DC_ROLE_ENVELOPE);
+    if (depth == 1 && stack[1] == '{') {
+        if (!fields) {
+            dc_member(out, &cutter, member_start, pos, role == DC_ROLE_ENVELOPE);
+        } else if (top_role == DC_ROLE_METHOD) {
+            fields->method_start = value_start;
+            fields->method_end = pos;
+            fields->method_escaped = escaped;
+        } else if (top_role == DC_ROLE_PARAMS) {
+            fields->params_start = value_start;
+            fields->params_end = pos;
+        }
+    }
     if (depth == 0) {
         out->end = pos;
         while (dc_space(s[pos])) pos++;
@@ -428,7 +485,7 @@ after:  /* a value ended at pos */
     return DC_INVALID;
 
 done:
-    if (root_kind != DC_OBJECT || has_id) return DC_NOT_NOTIFICATION;
+    if (root_kind != DC_OBJECT || (has_id && !fields)) return DC_NOT_NOTIFICATION;
     if (method_kind != DC_STRING) return DC_METHOD;
     if (params_kind == DC_OBJECT) {
         if (meta_kind != DC_ABSENT && meta_kind != DC_NULL && meta_kind != DC_OBJECT) return DC_META;
@@ -437,6 +494,19 @@ done:
     }
     if (cutter.run_open) dc_cut(out, &cutter, cutter.run_before != DC_NONE ? cutter.run_before : cutter.run_start, cutter.last_end);
     return cutter.overflow ? DC_UNSURE : DC_NOTIFICATION;
+}
+
+/* Read one JSON-RPC message (data[size] must be 0): a DC_ status, and for DC_NOTIFICATION the splice in out. */
+static int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
+    return dc_scan(data, size, out, NULL);
+}
+
+/* Read one notification body (data[size] must be 0) for decode_lazy: DC_NOTIFICATION with its
+ * fields' spans, DC_METHOD, DC_PARAMS, DC_META, or DC_INVALID / DC_NOT_NOTIFICATION (not JSON
+ * as orjson reads it, blank, or no object), which the parser words. */
+static int dc_scan_fields(const char *data, size_t size, dc_fields *fields) {
+    dc_splice unused;
+    return dc_scan(data, size, &unused, fields);
 }
 
 #endif

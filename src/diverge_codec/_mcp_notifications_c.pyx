@@ -390,3 +390,7 @@ def _scan_status(message):
     cdef dc_splice splice
     cdef bytes owned = bytes(message)
     return dc_scan_notification(PyBytes_AS_STRING(owned), <size_t>PyBytes_GET_SIZE(owned), &splice)
+
+
+include "_mcp_notifications_lazy.pxi"
+__all__ += ["LazyNotification", "decode_lazy"]

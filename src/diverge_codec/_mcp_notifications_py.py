@@ -352,3 +352,104 @@ def _value_end(document: bytes, position: int) -> int:
     while document[position - 1] in _SPACE:
         position -= 1
     return position
+
+
+# decode_lazy: routing without parsing (the compiled twin: _mcp_notifications_lazy.pxi).
+
+__all__ += ["LazyNotification", "decode_lazy"]
+
+_PARAMS_KEY = b'"params"'
+
+
+def _immutable(self: object, name: str, value: object = None) -> None:
+    raise AttributeError(f"{type(self).__name__} is immutable")
+
+
+class LazyNotification:
+    """A notification read for routing: its ``method``, and its params as the JSON bytes sent.
+
+    ``params_json`` is None where the notification has no ``params`` member, and
+    ``b"null"`` where it is null: the bytes as sent, never re-serialized. ``materialize()``
+    is what ``decode`` gives. Made by ``decode_lazy`` only; immutable; its repr shows the
+    method and the params' size, never a value.
+    """
+
+    __slots__ = ("method", "_payload", "_span")
+    method: str
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("LazyNotification is made by decode_lazy")
+
+    __setattr__ = __delattr__ = _immutable  # its own: the frame classes' guard may change apart from it
+
+    @property
+    def params_json(self) -> bytes | None:
+        span = self._span
+        return None if span is None else self._payload[span[0]:span[1]]
+
+    def materialize(self) -> Notification:
+        """The Notification that ``decode`` gives for this payload (the params parsed now)."""
+        return decode(self._payload)  # type: ignore[return-value]
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not LazyNotification:
+            return NotImplemented
+        return self._payload == other._payload
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        span = self._span
+        params = "None" if span is None else f"<{span[1] - span[0]} bytes>"
+        return f"LazyNotification(method={self.method!r}, params_json={params})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return decode_lazy, (self._payload,)
+
+
+def decode_lazy(payload: bytes | bytearray | memoryview, /) -> LazyNotification | Error:
+    """Read a payload for routing: a LazyNotification (method, raw params) for tag 0, else what ``decode`` gives.
+
+    It accepts and refuses exactly what ``decode`` does, with the same errors: this
+    twin decodes in full, then finds the params' bytes as the pure splice finds members.
+    """
+    data = payload if type(payload) is bytes else as_bytes(payload)  # one copy, read throughout
+    frame = decode(payload if data is None else data)
+    if type(frame) is not Notification:
+        return frame
+    lazy = _new(LazyNotification)
+    _set = object.__setattr__
+    _set(lazy, "method", frame.method)
+    _set(lazy, "_payload", data)
+    _set(lazy, "_span", _params_span(data))  # type: ignore[arg-type]
+    return lazy
+
+
+def _params_span(payload: bytes) -> tuple[int, int] | None:
+    """The byte span of the last top-level ``params`` value in a payload whose body decode accepts; None if absent."""
+    span = None
+    depth, expect_key, is_params, value_start = 0, False, False, 0
+    for token in _TOKENS.finditer(payload, 1):
+        char = payload[token.start()]
+        if char == 0x22:  # '"'
+            if depth == 1 and expect_key:
+                key = token.group()
+                is_params = key == _PARAMS_KEY or (b"\\" in key and _loads(key) == "params")
+                value_start = token.end()
+                while payload[value_start] in _SPACE:
+                    value_start += 1
+                value_start += 1  # the colon
+                while payload[value_start] in _SPACE:
+                    value_start += 1
+                expect_key = False
+        elif char in b"[{":
+            depth += 1
+            expect_key = depth == 1
+        elif depth == 1 and char in b",}":
+            if is_params and not expect_key:
+                span = (value_start, _value_end(payload, token.start()))
+            is_params, expect_key = False, True
+            depth -= char == 0x7D
+        elif char in b"]}":
+            depth -= 1
+    return span

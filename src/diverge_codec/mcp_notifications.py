@@ -7,7 +7,8 @@
 
 ``frame_notification`` frames a notification's JSON without parsing it, the relay's
 hot path; ``splice_notification`` does the same for a JSON-RPC message as the MCP SDKs
-write it, dropping the envelope (see ``diverge_codec.relay``). The frame classes and codec functions come from the compiled core where
+write it, dropping the envelope (see ``diverge_codec.relay``); ``decode_lazy`` reads
+a notification's method and leaves its params as the JSON bytes sent, for routing. The frame classes and codec functions come from the compiled core where
 it is built, else from the pure twin.
 """
 
@@ -26,20 +27,20 @@ from .errors import McpNotificationsUnknownTagError as UnknownTagError
 
 if TYPE_CHECKING or IMPLEMENTATION == "python":
     from ._mcp_notifications_py import (
-        JSONRPC_NOTIFICATION_PREFIX, Error, Frame, Notification, decode, decode_many, encode, encode_into,
-        frame_notification, frame_notifications, splice_notification,
+        JSONRPC_NOTIFICATION_PREFIX, Error, Frame, LazyNotification, Notification, decode, decode_lazy,
+        decode_many, encode, encode_into, frame_notification, frame_notifications, splice_notification,
     )
 else:
     from ._mcp_notifications_c import (
-        JSONRPC_NOTIFICATION_PREFIX, Error, Notification, decode, decode_many, encode, encode_into,
-        frame_notification, frame_notifications, splice_notification,
+        JSONRPC_NOTIFICATION_PREFIX, Error, LazyNotification, Notification, decode, decode_lazy,
+        decode_many, encode, encode_into, frame_notification, frame_notifications, splice_notification,
     )
 
     Frame = Notification | Error
 
 __all__ = [
     "BodyParseError", "EmptyFrameError", "Error", "ErrorParseError", "Frame", "FrameError",
-    "Notification", "NotificationParseError", "Tag", "UnknownTagError", "decode",
-    "decode_many", "encode", "encode_into", "frame_notification", "frame_notifications",
+    "LazyNotification", "Notification", "NotificationParseError", "Tag", "UnknownTagError", "decode",
+    "decode_lazy", "decode_many", "encode", "encode_into", "frame_notification", "frame_notifications",
     "JSONRPC_NOTIFICATION_PREFIX", "splice_notification",
 ]

@@ -1,0 +1,133 @@
+"""The cases measured against the peers: this project's call, bare orjson and msgspec, on the same payloads.
+
+Shared by ``test_peers.py``/``test_decode_lazy.py`` (pytest-benchmark) and ``instructions.py``
+(callgrind instruction counts). msgspec is optional: without it its side is None, and
+the benchmarks skip it rather than fake it.
+"""
+
+# No "from __future__ import annotations": msgspec reads the local Structs' annotations as objects.
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Optional, Union
+
+import orjson
+
+from diverge_codec import _bench
+
+try:
+    import msgspec
+except ImportError:  # the peer is optional
+    msgspec = None
+
+
+def _notification_of(size: int) -> dict[str, Any]:
+    """A progress notification whose JSON is exactly size bytes (the message padded)."""
+    notification = {"method": "notifications/progress",
+                    "params": {"progressToken": "tok-1234567890", "progress": 512, "total": 1024, "message": ""}}
+    notification["params"]["message"] = "m" * (size - len(orjson.dumps(notification)))
+    assert len(orjson.dumps(notification)) == size
+    return notification
+
+
+PROGRESS = orjson.dumps(_bench.PROGRESS)  # ~180 B, the envelope kept, as the SDKs send it
+LINES_64K = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+    "level": "info", "logger": "app", "data": {"lines": [f"line {i} of the log, with some words in it" for i in range(1449)]}}})
+ITEMS_64K = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/resources/list", "params": {
+    "items": [{"id": i, "name": f"item-{i}", "size": i * 37, "ok": i % 2 == 0, "tags": ["a", "bb"]} for i in range(905)]}})
+BLOB_64K = _bench.RAW_64K  # one 64 KB string: the least a parser has to build
+ENCODE_142 = _notification_of(142)
+BEGUN_4 = orjson.dumps({"secrets": {f"SECRET_{i}": ("fixed", "rotating")[i % 2] for i in range(4)}})
+BEGUN_64 = orjson.dumps({"secrets": {f"SECRET_NUMBER_{i}": ("fixed", "rotating")[i % 2] for i in range(64)}})
+INACTIVE = orjson.dumps(_bench.VALUES)
+
+
+def _msgspec_decoders() -> dict[str, Any]:
+    """msgspec's typed decoders: a Struct union tagged by method; method with raw params; typed and Any dicts."""
+    Struct, Raw = msgspec.Struct, msgspec.Raw
+
+    class ProgressParams(Struct, omit_defaults=True):
+        progressToken: Union[str, int]
+        progress: float
+        total: Optional[float] = None
+        message: Optional[str] = None
+
+    class LoggingParams(Struct, omit_defaults=True):
+        level: str
+        data: Any
+        logger: Optional[str] = None
+
+    class ItemsParams(Struct):
+        items: list[dict[str, Any]]
+
+    class Progress(Struct, tag_field="method", tag="notifications/progress"):
+        params: ProgressParams
+        jsonrpc: Optional[str] = None
+
+    class Logging(Struct, tag_field="method", tag="notifications/message"):
+        params: LoggingParams
+        jsonrpc: Optional[str] = None
+
+    class Items(Struct, tag_field="method", tag="notifications/resources/list"):
+        params: ItemsParams
+        jsonrpc: Optional[str] = None
+
+    class Other(Struct, tag_field="method", tag="x"):
+        params: dict[str, Any]
+        jsonrpc: Optional[str] = None
+
+    class Routed(Struct):
+        method: str
+        params: Raw = Raw(b"null")
+
+    class Registration(Struct):
+        secrets: dict[str, Literal["fixed", "rotating"]] = {}
+
+    return {
+        "typed": msgspec.json.Decoder(Union[Progress, Logging, Items, Other]),
+        "routed": msgspec.json.Decoder(Routed),
+        "begun": msgspec.json.Decoder(Registration),
+        "values": msgspec.json.Decoder(dict[str, Any]),
+        "encoder": msgspec.json.Encoder(),
+    }
+
+
+@dataclass(frozen=True)
+class PeerCase:
+    """One measurement: ours against bare orjson, and msgspec where it is installed."""
+
+    name: str
+    orjson: Callable[[], Any]
+    ours: Callable[[], Any]
+    msgspec: Optional[Callable[[], Any]]
+    target: Optional[float] = None
+    """The ratio to orjson that issue 15 asks for, where it sets one."""
+
+
+def peer_cases(implementation: str = "cython") -> list[PeerCase]:
+    suffix = "c" if implementation == "cython" else "py"
+    mn = importlib.import_module(f"diverge_codec._mcp_notifications_{suffix}")
+    tb = importlib.import_module(f"diverge_codec._tools_begin_{suffix}")
+    peer = _msgspec_decoders() if msgspec is not None else None
+
+    def of(key: str, body: bytes) -> Optional[Callable[[], Any]]:
+        return None if peer is None else (lambda: peer[key].decode(body))
+
+    frame_142 = mn.decode(b"\x00" + orjson.dumps(ENCODE_142))
+    cases = []
+    for label, body in (("progress ~180 B", PROGRESS), ("log lines 64 KB", LINES_64K), ("items 64 KB", ITEMS_64K)):
+        cases.append(PeerCase(f"notification decode, {label}", lambda body=body: orjson.loads(body),
+                              lambda payload=b"\x00" + body: mn.decode(payload), of("typed", body)))
+    for label, body, target in (("progress ~180 B", PROGRESS, 0.35), ("log lines 64 KB", LINES_64K, 0.2),
+                                ("items 64 KB", ITEMS_64K, 0.2), ("one 64 KB string", BLOB_64K, None)):
+        cases.append(PeerCase(f"route by method (decode_lazy), {label}", lambda body=body: orjson.loads(body),
+                              lambda payload=b"\x00" + body: mn.decode_lazy(payload), of("routed", body),
+                              target if implementation == "cython" else None))
+    for label, tag, body, key in (("Begun decode, 4 secrets", 0, BEGUN_4, "begun"), ("Begun decode, 64 secrets", 0, BEGUN_64, "begun"),
+                                  ("Inactive decode", 3, INACTIVE, "values")):
+        cases.append(PeerCase(f"tools-begin {label}", lambda body=body: orjson.loads(body),
+                              lambda payload=bytes([tag]) + body: tb.decode(payload), of(key, body)))
+    cases.append(PeerCase("notification encode, 142 B", lambda: orjson.dumps(ENCODE_142), lambda: mn.encode(frame_142),
+                          None if peer is None else (lambda: peer["encoder"].encode(ENCODE_142))))
+    return cases

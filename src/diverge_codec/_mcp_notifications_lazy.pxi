@@ -1,0 +1,146 @@
+# Included at the end of _mcp_notifications_c.pyx: decode_lazy, routing without parsing.
+# The twin is the end of _mcp_notifications_py.py.
+
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+
+from diverge_codec._payload cimport GIL_BUILD
+
+from diverge_codec._mcp_notifications_py import _params_span
+
+
+cdef extern from "_jsonscan.h":
+    ctypedef struct dc_fields:
+        size_t method_start, method_end, params_start, params_end
+        int method_escaped
+    size_t DC_NONE
+    int dc_scan_fields(const char* data, size_t size, dc_fields* fields) nogil
+
+
+@cython.final
+@cython.freelist(64)
+cdef class LazyNotification:
+    """LazyNotification(*args, **kwargs)
+--
+
+A notification read for routing: its ``method``, and its params as the JSON bytes sent.
+
+    ``params_json`` is None where the notification has no ``params`` member, and
+    ``b"null"`` where it is null: the bytes as sent, never re-serialized. ``materialize()``
+    is what ``decode`` gives. Made by ``decode_lazy`` only; immutable; its repr shows the
+    method and the params' size, never a value.
+    """
+
+    cdef readonly str method
+    cdef bytes _payload  # the tag and the body, immutable
+    cdef Py_ssize_t _params_start, _params_end  # offsets in _payload; -1 where params is absent
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("LazyNotification is made by decode_lazy")
+
+    @property
+    def params_json(self):
+        if self._params_start < 0:
+            return None
+        return PyBytes_FromStringAndSize(PyBytes_AS_STRING(self._payload) + self._params_start,
+                                         self._params_end - self._params_start)
+
+    def materialize(self):
+        """The Notification that ``decode`` gives for this payload (the params parsed now)."""
+        return _decode(self._payload)
+
+    def __eq__(self, other):
+        if type(other) is not LazyNotification:
+            return NotImplemented
+        return self._payload == (<LazyNotification>other)._payload
+
+    __hash__ = None
+
+    def __repr__(self):
+        params = "None" if self._params_start < 0 else f"<{self._params_end - self._params_start} bytes>"
+        return f"LazyNotification(method={self.method!r}, params_json={params})"
+
+    def __reduce__(self):
+        return decode_lazy, (self._payload,)
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)
+    const void* PyUnicode_DATA(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+
+
+# The last ASCII method read: a stream repeats its methods, and handing the same str again
+# costs a compare where a new one costs a decode, an allocation and a free (measured: ~270
+# of ~1850 instructions at 180 B). Not on a free-threaded build, where threads would race on it.
+cdef str _last_method = ""
+
+
+cdef str _method_of(const char* text, Py_ssize_t size):
+    """The method's str from its UTF-8 between the quotes, with no escape (strict, as the scan checked)."""
+    global _last_method
+    cdef str last = _last_method
+    if GIL_BUILD and PyUnicode_GET_LENGTH(last) == size and memcmp(PyUnicode_DATA(last), text, size) == 0:
+        return last  # ASCII, so its characters are its bytes
+    cdef str method = PyUnicode_DecodeUTF8(text, size, NULL)
+    if GIL_BUILD and PyUnicode_IS_ASCII(method):
+        _last_method = method
+    return method
+
+
+cdef LazyNotification _lazy(bytes payload, str method, Py_ssize_t params_start, Py_ssize_t params_end):
+    cdef LazyNotification lazy = LazyNotification.__new__(LazyNotification)
+    lazy.method = method
+    lazy._payload = payload
+    lazy._params_start = params_start
+    lazy._params_end = params_end
+    return lazy
+
+
+cdef object _lazy_from_decode(bytes payload):
+    """What the scan could not settle: decode words the refusal, or (never yet seen) accepts, and the twin's span stands."""
+    frame = _decode(payload)
+    span = _params_span(payload)
+    if span is None:
+        return _lazy(payload, (<Notification?>frame).method, -1, -1)
+    return _lazy(payload, (<Notification?>frame).method, span[0], span[1])
+
+
+def decode_lazy(payload):
+    """Read a payload for routing: a LazyNotification (method, raw params) for tag 0, else what ``decode`` gives.
+
+    It accepts and refuses exactly what ``decode`` does, with the same errors: the
+    compiled scanner validates the whole body, and builds only the method.
+    """
+    cdef const char* data
+    cdef Py_ssize_t size
+    cdef object owner
+    cdef dc_fields fields
+    cdef int status
+    cdef str method
+    if PyBytes_CheckExact(payload):
+        owner = payload
+        data, size = PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload)
+    elif PyByteArray_CheckExact(payload):  # kept and read after allocations that may resize it: copy it
+        owner = PyBytes_FromStringAndSize(PyByteArray_AS_STRING(payload), PyByteArray_GET_SIZE(payload))
+        data, size = PyBytes_AS_STRING(owner), PyBytes_GET_SIZE(owner)
+    else:
+        owner = payload_owner(payload, &data, &size)
+        if owner is None:
+            raise errors.payload_type_error(_CHANNEL, payload)
+        if type(owner) is not bytes:
+            owner = PyBytes_FromStringAndSize(data, size)
+            data, size = PyBytes_AS_STRING(owner), PyBytes_GET_SIZE(owner)
+    if size == 0 or data[0] != 0:
+        return _decode(owner)  # empty, an Error frame, or an unknown tag
+    status = dc_scan_fields(data + 1, <size_t>(size - 1), &fields)
+    if status == DC_METHOD or status == DC_PARAMS or status == DC_META:
+        raise NotificationParseError(<str>_SHAPE_PROBLEMS[status])
+    if status != DC_NOTIFICATION:
+        return _lazy_from_decode(owner)
+    if fields.method_escaped:
+        method = _loads(PyBytes_FromStringAndSize(data + 1 + fields.method_start, fields.method_end - fields.method_start))
+    else:
+        method = _method_of(data + 2 + fields.method_start, fields.method_end - fields.method_start - 2)
+    if fields.params_start == DC_NONE:
+        return _lazy(owner, method, -1, -1)
+    return _lazy(owner, method, fields.params_start + 1, fields.params_end + 1)

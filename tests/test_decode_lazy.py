@@ -1,0 +1,271 @@
+"""decode_lazy: the method and the params' bytes as sent, accepting and refusing exactly what decode does."""
+
+from __future__ import annotations
+
+import gc
+import sys
+from contextlib import contextmanager
+import json
+import pickle
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import load
+from diverge_codec import mcp_notifications
+from strategies import json_values, names, notifications_payloads
+from test_scanner import _FRAGMENTS, _SPACES, _key  # a key spelled plainly or with an escape, JSON whitespace
+
+SCANNER_CORPUS = sorted((Path(__file__).resolve().parent.parent / "fuzz" / "corpus_scanner").glob("*"))
+PREFIX = "mcp notifications response frame did not parse: "
+
+
+def outcome(call, payload):
+    try:
+        return call(payload)
+    except Exception as error:  # noqa: BLE001 - the class and message are what is compared
+        return type(error), str(error)
+
+
+@contextmanager
+def deep_compare():
+    """Room to compare the 1024-deep documents orjson reads."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def check(payload) -> None:
+    """Both cores: decode_lazy agrees with decode on the verdict, and a lazy notification with its frame."""
+    lazies = []
+    for core in (load("mcp_notifications", "c"), load("mcp_notifications", "py")):
+        lazy, frame = outcome(core.decode_lazy, payload), outcome(core.decode, payload)
+        if type(frame) is tuple or type(frame) is core.Error:
+            assert lazy == frame
+            continue
+        assert type(lazy) is core.LazyNotification
+        with deep_compare():
+            assert lazy.materialize() == frame
+        assert lazy.method == frame.method
+        params = lazy.params_json
+        if "params" in frame.notification:
+            with deep_compare():
+                assert orjson.loads(params) == frame.notification["params"]
+            assert params in bytes(payload)
+        else:
+            assert params is None
+        lazies.append((lazy.method, params))
+    if len(lazies) == 2:
+        assert lazies[0] == lazies[1]
+
+
+@pytest.mark.parametrize("body, method, params_json", [
+    (b'{"method":"n/x"}', "n/x", None),
+    (b'{"method":"n/x","params":null}', "n/x", b"null"),
+    (b'{"method":"n/x","params":{}}', "n/x", b"{}"),
+    (b'{"method":"n/x","params":{"a":[1,{"b":"}"}]}}', "n/x", b'{"a":[1,{"b":"}"}]}'),
+    (b' {\t"params" :\n{"a":1}\r, "method" : "m" } ', "m", b'{"a":1}'),
+    (b'{"params":{"a":1},"method":"m","params":null}', "m", b"null"),  # the last wins, as orjson reads it
+    (b'{"params":null,"method":"m","params":{"z":2}}', "m", b'{"z":2}'),
+    (b'{"method":"a","method":"b"}', "b", None),
+    (b'{"method":7,"method":"b"}', "b", None),
+    (b'{"method":"m","id":7,"jsonrpc":"2.0"}', "m", None),  # an id is a member like any
+    (b'{"\\u006dethod":"m","p\\u0061rams":{"k":"v"}}', "m", b'{"k":"v"}'),
+    (b'{"method":"a\\u00e9\\ud83d\\ude00\\n","params":{}}', "a\u00e9\U0001f600\n", b"{}"),
+    ('{"method":"\u00e9t\u00e9/\U0001f600"}'.encode(), "\u00e9t\u00e9/\U0001f600", None),
+    (b'{"method":"m","params":{"_meta":null,"params":[1]}}', "m", b'{"_meta":null,"params":[1]}'),
+    (b'{"method":"m","x":{"params":1,"method":2}}', "m", None),
+    (b'{"method":"m","params":{"_meta":1,"_meta":{}}}', "m", b'{"_meta":1,"_meta":{}}'),
+])
+def test_a_notification_gives_its_method_and_params_as_sent(mn, body, method, params_json):
+    lazy = mn.decode_lazy(b"\x00" + body)
+    assert type(lazy) is mn.LazyNotification
+    assert lazy.method == method
+    assert lazy.params_json == params_json
+    assert lazy.materialize() == mn.decode(b"\x00" + body)
+    check(b"\x00" + body)
+
+
+@pytest.mark.parametrize("payload, error, message", [
+    (b"", "EmptyFrameError", "mcp notifications response frame is empty"),
+    (b"\x02{}", "UnknownTagError", None),
+    (b"\x00", "NotificationParseError", None),
+    (b"\x00  ", "NotificationParseError", None),
+    (b"\x00[]", "NotificationParseError", PREFIX + "expected a JSON object"),
+    (b"\x00{}", "NotificationParseError", PREFIX + "method must be a string"),
+    (b'\x00{"method":null}', "NotificationParseError", PREFIX + "method must be a string"),
+    (b'\x00{"method":"m","method":1}', "NotificationParseError", PREFIX + "method must be a string"),
+    (b'\x00{"method":"m","params":[]}', "NotificationParseError", PREFIX + "params must be an object or null"),
+    (b'\x00{"method":"m","params":"x"}', "NotificationParseError", PREFIX + "params must be an object or null"),
+    (b'\x00{"method":"m","params":{"_meta":1}}', "NotificationParseError", None),
+    (b'\x00{"method":"m","params":{}', "NotificationParseError", None),
+    (b'\x00{"method":"m\xff"}', "NotificationParseError", None),
+    (b'\x00{"method":"\\ud800"}', "NotificationParseError", None),
+    (b'\x00{"method":"m","params":{"n":1e400}}', "NotificationParseError", None),
+    (b'\x00{"method":"m"} x', "NotificationParseError", None),
+    (b"\x01{}", "ErrorParseError", None),
+    (b"\x01[", "ErrorParseError", None),
+])
+def test_a_refusal_is_decodes_refusal(mn, payload, error, message):
+    with pytest.raises(getattr(mn, error)) as lazy_refusal:
+        mn.decode_lazy(payload)
+    with pytest.raises(getattr(mn, error)) as refusal:
+        mn.decode(payload)
+    assert str(lazy_refusal.value) == str(refusal.value)
+    assert lazy_refusal.value.args == refusal.value.args
+    if message is not None:
+        assert str(lazy_refusal.value) == message
+    check(payload)
+
+
+def test_an_error_frame_is_decodes_frame(mn):
+    payload = b'\x01{"code":-32603,"message":"gone","data":{"k":1}}'
+    assert mn.decode_lazy(payload) == mn.decode(payload)
+    assert type(mn.decode_lazy(payload)) is mn.Error
+
+
+@pytest.mark.parametrize("kind", [bytes, bytearray, memoryview, lambda data: memoryview(b"  " + data)[2:]])
+def test_every_bytes_like_kind_reads_alike(mn, kind):
+    payload = b'\x00{"method":"n/x","params":{"a":[1,2]}}'
+    lazy = mn.decode_lazy(kind(payload))
+    assert (lazy.method, lazy.params_json) == ("n/x", b'{"a":[1,2]}')
+    assert lazy.materialize() == mn.decode(payload)
+    assert lazy == mn.decode_lazy(payload)
+
+
+def test_what_is_not_bytes_like_is_refused_as_decode_refuses_it(mn):
+    for value in ('\x00{"method":"m"}', 7, None):
+        lazy, frame = outcome(mn.decode_lazy, value), outcome(mn.decode, value)
+        assert lazy == frame and lazy[0] is TypeError
+
+
+def test_a_bytearray_resized_by_a_gc_callback_changes_nothing_read(mn):
+    """The payload is read once: a callback that moves and refills the bytearray on every collection is not seen."""
+    payload = bytearray(b'\x00{"method":"n/x","params":{"p":[1,2,3]}}')
+    original = bytes(payload)
+
+    def churn(phase, info):
+        if phase == "start":
+            try:
+                payload.extend(b"x" * 4096)
+                payload[:] = b"\x00" * 9 + payload[9:4000]  # moved and different
+                payload[:] = original
+            except BufferError:  # a view of it is held: it cannot move at all
+                pass
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(churn)
+    gc.set_threshold(1, 1, 1)
+    try:
+        for _ in range(200):
+            lazy = mn.decode_lazy(payload)
+            assert (lazy.method, lazy.params_json) == ("n/x", b'{"p":[1,2,3]}')
+            assert lazy.materialize().notification == {"method": "n/x", "params": {"p": [1, 2, 3]}}
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(churn)
+
+
+def test_a_lazy_notification_is_immutable_and_made_by_decode_lazy_only(mn):
+    lazy = mn.decode_lazy(b'\x00{"method":"m","params":{}}')
+    for name in ("method", "params_json", "other"):
+        with pytest.raises(AttributeError):
+            setattr(lazy, name, "x")
+    with pytest.raises(TypeError, match="LazyNotification is made by decode_lazy"):
+        mn.LazyNotification("m", b"{}")
+    with pytest.raises(TypeError):
+        hash(lazy)
+
+
+def test_its_repr_shows_no_value(mn):
+    lazy = mn.decode_lazy(b'\x00{"method":"n/x","params":{"secret":"hunter2"}}')
+    assert repr(lazy) == "LazyNotification(method='n/x', params_json=<20 bytes>)"
+    assert repr(mn.decode_lazy(b'\x00{"method":"n/x"}')) == "LazyNotification(method='n/x', params_json=None)"
+
+
+def test_it_pickles_to_an_equal_one(mn):
+    lazy = mn.decode_lazy(b'\x00{"method":"m","params":null}')
+    again = pickle.loads(pickle.dumps(lazy))
+    assert again == lazy and again.params_json == b"null"
+    assert lazy != mn.decode_lazy(b'\x00{"method":"m"}')
+    assert lazy.__eq__(mn.decode(b'\x00{"method":"m"}')) is NotImplemented
+
+
+def test_the_public_module_has_it():
+    lazy = mcp_notifications.decode_lazy(b'\x00{"method":"m"}')
+    assert type(lazy) is mcp_notifications.LazyNotification
+
+
+def test_a_large_notification(mn):
+    params = {"items": [{"k": i, "s": "x" * 50} for i in range(1000)]}
+    payload = b"\x00" + orjson.dumps({"method": "n/big", "params": params, "jsonrpc": "2.0"})
+    lazy = mn.decode_lazy(payload)
+    assert orjson.loads(lazy.params_json) == params
+    check(payload)
+
+
+@pytest.mark.parametrize("seed", SCANNER_CORPUS, ids=lambda path: path.name)
+def test_every_scanner_seed_as_a_body(seed):
+    check(b"\x00" + seed.read_bytes())
+
+
+@given(notifications_payloads)
+def test_any_payload(payload):
+    check(payload)
+
+
+@st.composite
+def bodies(draw):
+    """A notification body as a server might write it: members in any order, repeated, escaped, spaced."""
+    values = st.text(max_size=12) | json_values | st.none() | st.dictionaries(
+        st.sampled_from(["_meta", "a", "params"]) | names, st.none() | json_values, max_size=3)
+    keys = st.sampled_from(["method", "params", "id", "jsonrpc", "_meta"]) | names
+    members = draw(st.lists(st.tuples(keys, values), max_size=5))
+    space = lambda: draw(_SPACES)  # noqa: E731
+    parts = [
+        space() + _key(name, draw(st.booleans())) + space() + b":" + space()
+        + json.dumps(value, ensure_ascii=draw(st.booleans())).encode() + space()
+        for name, value in members
+    ]
+    return space() + b"{" + b",".join(parts) + b"}" + space()
+
+
+@given(bodies(), st.sampled_from([bytes, bytearray, memoryview]))
+def test_any_body_of_any_shape(body, kind):
+    check(kind(b"\x00" + body))
+
+
+@given(st.lists(_FRAGMENTS, max_size=16).map(b"".join) | st.binary(max_size=64))
+def test_any_bytes_as_a_body(body):
+    check(b"\x00" + body)
+
+
+_ODD = [b'\\"', b"\\\\", b"\\u00e9", b"\\ud83d\\ude00", b"\x01", b"\x1f", b"\x7f", b"\xc3\xa9", b"\xf0\x9f\x98\x80",
+        b"\xff", b"\xc3", b"\xed\xa0\x80", b"\\x", b"\\ud83d"]
+
+
+@pytest.mark.parametrize("odd", _ODD)
+def test_a_byte_that_needs_a_look_is_seen_at_every_offset_of_a_long_string(odd):
+    """The scanner reads strings 16 and 8 bytes at once: an odd byte anywhere in the block, and at the end, is seen."""
+    import scanner_check
+
+    for at in range(0, 40):
+        text = b"a" * at + odd + b"b" * (40 - at)
+        for body in (b'{"method":"' + text + b'","params":{"k":"' + text + b'"}}',
+                     b'{"method":"m","params":{"' + text + b'":1}}', b'{"method":"m","p":"' + b"c" * at + b'"}'):
+            check(b"\x00" + body)
+            scanner_check.check(body)
+
+
+def test_a_method_read_again_is_the_same_text_whatever_came_before(mn):
+    """The compiled core hands the last ASCII method again when it repeats: only when it is the same text."""
+    methods = ["n/x", "n/x", "n/xy", "n/x", "", "n/y", "\u00e9", "\u00e9", "n/y", "N/Y", "n/y\u00e9", "n/y"]
+    for method in methods:
+        lazy = mn.decode_lazy(b"\x00" + orjson.dumps({"method": method}))
+        assert lazy.method == method and type(lazy.method) is str
