@@ -230,16 +230,23 @@ def test_one_argument_notification_calls_take_it_by_position_only(mn, call, keyw
 
 
 _BIG_BODY_PROBE = r"""
-import gc, resource, sys
+import gc, sys
 from diverge_codec import _mcp_notifications_{core} as mn
 size, op = {size}, "{op}"
 def peak():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+    # VmHWM, the resident high-water mark, after clear_refs reset it (Linux): ru_maxrss would
+    # still hold the transient copies made while building the payload above.
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) * 1024
+def reset_peak():
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
 if op == "decode":
     payload = b'\x00{{"method":"notifications/message","params":{{"level":"info","data":"' + b"x" * size + b'"}}}}'
 else:
     frame = mn.Notification({{"method": "notifications/message", "params": {{"level": "info", "data": "x" * size}}}})
 gc.collect()
+reset_peak()
 before = peak()
 result = mn.decode(payload) if op == "decode" else mn.encode(frame)
 assert len(result.notification["params"]["data"] if op == "decode" else result) >= size
