@@ -315,6 +315,13 @@ def raising_paths(tb, mn):
         Call(mn.encode, mn.Notification({"method": "m", "params": {"a": MARKER, "b": 2**70}})),
         Call(mn.encode, mn.Error(ErrorData(1, "m", [MARKER, float("inf")]))),
     ]
+    # The checkers and the envelope hand payloads on: their frames must drop them too.
+    implementation = tb.__name__.rsplit("_", 1)[1]
+    seq, stream = load("sequence", implementation), load("stream", implementation)
+    calls += [Call(seq.ToolsBeginChecker(tb).payload, b"\x00" + body) for body in HOSTILE_BODIES[:12]]
+    calls += [Call(seq.McpNotificationsChecker(mn).payload, b'\x00{"method":1,"x":"' + M + b'"}')]
+    calls += [Call(stream.split_records, record) for record in (
+        b"\x00\x00\x00\x20" + M, b"\x00\x00\x00\x0b" + M + b"\x7f\xff\xff\xff" + M, b"\x00\x00\x00\x0b" + M + b"\x00\x00")]
     return calls
 
 

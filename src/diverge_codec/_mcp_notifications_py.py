@@ -399,6 +399,8 @@ class LazyNotification:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
+        if not hasattr(self, "_payload"):  # made with __new__: a repr all the same
+            return "LazyNotification(<not initialised>)"
         span = self._span
         params = "None" if span is None else f"<{span[1] - span[0]} bytes>"
         return f"LazyNotification(method={self.method!r}, params_json={params})"

@@ -139,7 +139,11 @@ class _Checker:
     def payload(self, payload: bytes | bytearray | memoryview) -> Any:
         """Decode one payload with the channel's codec, check it, and return the frame."""
         self._ready()
-        frame = self._codec.decode(payload)
+        try:
+            frame = self._codec.decode(payload)
+        except Exception:
+            payload = None  # type: ignore[assignment]  # captured locals (error trackers) show no payload
+            raise
         self.frame(frame)
         return frame
 

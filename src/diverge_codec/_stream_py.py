@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any, BinaryIO, Union
 
 from ._model import as_bytes
-from .errors import RecordTooLargeError, TruncatedStreamError
+from .errors import RecordTooLargeError, StreamError, TruncatedStreamError
 
 DEFAULT_MAX_RECORD = 16 * 1024 * 1024
 PREFIX = 4
@@ -38,21 +38,28 @@ def _view(data: object, what: str) -> tuple[object, memoryview]:
 def split_records(buffer: bytes | bytearray | memoryview, max_record: int = DEFAULT_MAX_RECORD) -> list[Payload]:
     """Every record of a whole stream, as views into it (copies first unless it is bytes); raises if it ends inside one."""
     limit = _limit(max_record)
-    _, view = _view(buffer, "split_records")
+    owner, view = _view(buffer, "split_records")
     size = len(view)
     records: list[Payload] = []
+    problem: StreamError | None = None
     at = 0
     while at < size:
         if size - at < PREFIX:
-            raise TruncatedStreamError(PREFIX - (size - at), "length prefix")
+            problem = TruncatedStreamError(PREFIX - (size - at), "length prefix")
+            break
         length = int.from_bytes(view[at:at + PREFIX], "big")
         if length > limit:
-            raise RecordTooLargeError(length, limit)
+            problem = RecordTooLargeError(length, limit)
+            break
         start = at + PREFIX
         if size - start < length:
-            raise TruncatedStreamError(length - (size - start))
+            problem = TruncatedStreamError(length - (size - start))
+            break
         records.append(view[start:start + length])
         at = start + length
+    if problem is not None:
+        buffer = owner = view = records = None  # type: ignore[assignment]  # captured locals show no payload
+        raise problem
     return records
 
 
