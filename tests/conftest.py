@@ -23,6 +23,10 @@ settings.register_profile(
 settings.register_profile(
     "ci", parent=settings.get_profile("diverge"), max_examples=300, print_blob=True
 )
+# .ci/sanitize: fewer examples for a run ~5x slower (children the tests start inherit the name).
+settings.register_profile(
+    "sanitize", suppress_health_check=list(HealthCheck), deadline=None, max_examples=25, print_blob=True
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "diverge"))
 
 ALLOW_NO_EXTENSION = os.environ.get("DIVERGE_CODEC_REQUIRE_EXTENSION", "") in ("", "0")
