@@ -336,6 +336,7 @@ def test_captured_locals_format_and_show_no_value(pair):
 
 
 def test_the_sdk_error_has_no_context_and_no_value():
+    pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
     mcp_sdk = pytest.importorskip("diverge_codec.mcp_sdk")
     from diverge_codec import _mcp_notifications_py as mn
 
