@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given
@@ -116,3 +118,33 @@ def test_both_cores_agree_on_any_stream(stream, limit):
             return type(error), str(error)
 
     assert outcome(load("stream", "c")) == outcome(load("stream", "py"))
+
+
+_SPANNING_RECORD_PROBE = r"""
+from diverge_codec import _stream_{core} as sm
+size, chunk = {size}, {chunk}
+stream = sm.record(b"x" * size)
+pieces = [stream[at:at + chunk] for at in range(0, len(stream), chunk)]
+del stream
+def peak():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) * 1024
+with open("/proc/self/clear_refs", "w") as refs:
+    refs.write("5")  # resets VmHWM: the peak from here on
+before = peak()
+reader = sm.RecordReader(max_record=size)
+records = [record for piece in pieces for record in reader.feed(piece)]
+assert len(records) == 1 and len(records[0]) == size
+print((peak() - before) / size)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the peak from /proc/self/status")
+def test_a_record_spanning_chunks_costs_about_two_sizes(sm):
+    """The held bytes and the record handed out: the copy out is one copy, not a slice and then bytes()."""
+    core = sm.__name__.rsplit("_", 1)[1]
+    probe = _SPANNING_RECORD_PROBE.format(core=core, size=64 * 2**20, chunk=2**20)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    sizes = float(done.stdout)
+    assert 1.0 <= sizes <= 2.4, f"a 64 MiB record fed in 1 MiB chunks peaked at {sizes:.2f} sizes"

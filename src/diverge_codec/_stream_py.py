@@ -168,7 +168,8 @@ class RecordReader:
                 at += take
             if len(buffer) < PREFIX + length:
                 break
-            out.append(bytes(buffer[PREFIX:PREFIX + length]))
+            with memoryview(buffer) as held, held[PREFIX:PREFIX + length] as part:
+                out.append(bytes(part))  # one copy: a slice, then bytes(), made two
             del buffer[:PREFIX + length]
         if not buffer:
             while size - at >= PREFIX:

@@ -115,9 +115,13 @@ class PipeWriter:
         self._flow = flow
 
     def write(self, data: bytes) -> None:
-        if self._flow.closed.done():
+        # is_closing(): a failed write closes the transport at once but tells the protocol a turn
+        # of the loop later; asyncio drops a write in between, and the failed one, without a word.
+        if self._flow.closed.done() or self.transport.is_closing():
             raise self._flow.failure or BrokenPipeError("the channel is closed")
         self.transport.write(data)
+        if self.transport.is_closing():
+            raise BrokenPipeError("the channel's reader has gone")
 
     async def drain(self) -> None:
         await self._flow.resumed.wait()
