@@ -76,6 +76,13 @@ class Step:
     dropped: list[Hashable] = field(default_factory=list)
     """Exchanges that will never be delivered or answered: fail them on their channels."""
 
+    def __repr__(self) -> str:
+        try:
+            return (f"Step(send={self.send!r}, deliver={self.deliver!r}, collect={self.collect!r}, "
+                    f"finish={self.finish!r}, dropped={self.dropped!r})")
+        except AttributeError:  # made by __new__, never initialised: a traceback's locals may still show it
+            return "<Step (not initialised)>"
+
 
 class ToolContainerProxy:
     """The sans-IO state machine of a proxy serving one tool container's tools-begin response."""
@@ -96,10 +103,13 @@ class ToolContainerProxy:
         self.periods = 0
 
     def __repr__(self) -> str:
-        return (
-            f"<ToolContainerProxy phase={self.phase.name} in_flight={len(self.in_flight)} "
-            f"held={len(self.held)} waiting={len(self.waiting)} gated={self.gated}>"
-        )
+        try:
+            return (
+                f"<ToolContainerProxy phase={self.phase.name} in_flight={len(self.in_flight)} "
+                f"held={len(self.held)} waiting={len(self.waiting)} gated={self.gated}>"
+            )
+        except AttributeError:  # made by __new__, never initialised
+            return "<ToolContainerProxy (not initialised)>"
 
     # -- the begin ---------------------------------------------------------
 

@@ -90,8 +90,11 @@ class Outbox:
         self._oversized = 0  # the size of the one queued payload over max_bytes, if any
 
     def __repr__(self) -> str:
-        return (f"Outbox(queued={len(self._queue)}, queued_bytes={self.queued_bytes}, "
-                f"accepted={self.accepted}, dropped={self.dropped})")
+        try:
+            return (f"Outbox(queued={len(self._queue)}, queued_bytes={self.queued_bytes}, "
+                    f"accepted={self.accepted}, dropped={self.dropped})")
+        except AttributeError:  # made by __new__, never initialised
+            return "<Outbox (not initialised)>"
 
     def __len__(self) -> int:
         return len(self._queue)
