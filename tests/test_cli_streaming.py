@@ -178,26 +178,35 @@ def test_a_large_record_costs_a_small_multiple_of_itself(baseline, tmp_path):
 
 def test_progress_is_drawn_on_a_terminal_and_cleared_when_done():
     import pty
+    import threading
     import time
 
     master, slave = pty.openpty()
     tool = subprocess.Popen(TOOL + ["-", *MN], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=slave)
     os.close(slave)
+    chunks: list[bytes] = []
+
+    def drain():  # read while the tool runs: Linux may discard what a pty holds once its last writer exits
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # the terminal's other end is closed
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
     payloads = samples.mcp_notifications_session()
-    for _ in range(3):  # a slow live input: a redraw is due between its reads
-        tool.stdin.write(samples.capture(payloads))
+    deadline = time.monotonic() + 60
+    while not chunks and time.monotonic() < deadline:  # a slow live input, fed until a redraw was due
+        tool.stdin.write(samples.capture(payloads))  # (a loaded machine may start the tool late)
         tool.stdin.flush()
         time.sleep(0.4)
     tool.stdin.close()
     assert tool.wait(timeout=60) == 0
-    drawn = b""
-    while True:
-        try:
-            data = os.read(master, 4096)
-        except OSError:  # the terminal's other end is closed
-            break
-        if not data:
-            break
-        drawn += data
+    reader.join(timeout=60)
     os.close(master)
+    drawn = b"".join(chunks)
     assert re.fullmatch(rb"(\r\d+ frames read)+\r\x1b\[K", drawn), drawn
