@@ -30,6 +30,20 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "diverge"))
 
 ALLOW_NO_EXTENSION = os.environ.get("DIVERGE_CODEC_REQUIRE_EXTENSION", "") in ("", "0")
+
+
+def _has_tracemalloc() -> bool:
+    try:
+        import tracemalloc  # noqa: F401  (PyPy ships the module, not its C half, _tracemalloc)
+    except ImportError:
+        return False
+    return True
+
+
+# Memory tests measure with tracemalloc, which is CPython's: elsewhere they skip, saying so.
+needs_tracemalloc = pytest.mark.skipif(
+    not _has_tracemalloc(), reason="tracemalloc is CPython's (this Python has no _tracemalloc)"
+)
 IMPLEMENTATIONS = ["c", "py"]
 
 

@@ -7,7 +7,6 @@ import gc
 import subprocess
 import sys
 import threading
-import tracemalloc
 
 import pytest
 
@@ -16,7 +15,7 @@ from diverge_codec.errors import RemoteProtocolError, SequenceError
 from diverge_codec.proxy import ExchangeKind, ToolContainerProxy
 from diverge_codec.sequence import McpNotificationsChecker, ToolsBeginChecker
 
-from conftest import ALLOW_NO_EXTENSION, IMPLEMENTATIONS, load
+from conftest import ALLOW_NO_EXTENSION, IMPLEMENTATIONS, load, needs_tracemalloc
 
 
 @pytest.fixture(params=IMPLEMENTATIONS)
@@ -113,6 +112,7 @@ def test_sequence_and_proxy_errors_never_show_values(tb):
     assert MARKER not in repr(proxy) and MARKER not in repr(checker)
 
 
+@needs_tracemalloc
 def test_a_million_frames_leave_memory_flat(pair):
     tb, mn = pair
     payloads = [b"\x00" + b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}',
@@ -130,6 +130,8 @@ def test_a_million_frames_leave_memory_flat(pair):
                     mn.decode(payload)
                 except ValueError:
                     pass
+
+    import tracemalloc
 
     loop(2_000)
     gc.collect()
