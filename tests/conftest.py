@@ -9,6 +9,7 @@ compiled core fails them instead.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 from types import ModuleType
@@ -38,6 +39,12 @@ def _has_tracemalloc() -> bool:
     except ImportError:
         return False
     return True
+
+
+def require_gc_hooks() -> None:
+    """Skip, saying why, where Python code cannot run at every collection nor collect at every allocation."""
+    if not (hasattr(gc, "callbacks") and hasattr(gc, "set_threshold")):
+        pytest.skip("gc.callbacks and gc.set_threshold are CPython's (this collector takes neither)")
 
 
 # Memory tests measure with tracemalloc, which is CPython's: elsewhere they skip, saying so.

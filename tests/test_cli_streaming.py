@@ -180,16 +180,16 @@ def test_a_large_record_costs_a_small_multiple_of_itself(baseline, tmp_path):
 
 def test_progress_is_drawn_on_a_terminal_and_cleared_when_done():
     import pty
-    import time
 
     master, slave = pty.openpty()
     tool = subprocess.Popen(TOOL + ["-", *MN], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=slave)
     os.close(slave)
     payloads = samples.mcp_notifications_session()
-    for _ in range(3):  # a slow live input: a redraw is due between its reads
+    for _ in range(150):  # a slow live input, until a redraw shows (PyPy under load takes ~1 s to start reading)
         tool.stdin.write(samples.capture(payloads))
         tool.stdin.flush()
-        time.sleep(0.4)
+        if select.select([master], [], [], 0.4)[0]:
+            break
     tool.stdin.close()
     assert tool.wait(timeout=60) == 0
     drawn = b""

@@ -15,7 +15,7 @@ from diverge_codec.errors import RemoteProtocolError, SequenceError
 from diverge_codec.proxy import ExchangeKind, ToolContainerProxy
 from diverge_codec.sequence import McpNotificationsChecker, ToolsBeginChecker
 
-from conftest import ALLOW_NO_EXTENSION, IMPLEMENTATIONS, load, needs_tracemalloc
+from conftest import ALLOW_NO_EXTENSION, IMPLEMENTATIONS, load, needs_tracemalloc, require_gc_hooks
 
 
 @pytest.fixture(params=IMPLEMENTATIONS)
@@ -197,6 +197,7 @@ def test_a_decode_inside_a_decode_reads_its_own_body(pair):
             except tb.FrameError:
                 pass
 
+    require_gc_hooks()
     threshold = gc.get_threshold()
     gc.set_threshold(1)
     try:
@@ -267,7 +268,8 @@ def test_a_100_mb_body_costs_about_two_copies(mn, op, most):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     copies = float(done.stdout)
-    assert 0.9 <= copies <= most, f"{op} of a 100 MB body peaked at {copies:.2f} copies"
+    # + 0.01 (1 MB): what the runtime itself allocates over the call (PyPy's GC: 0.0007 measured)
+    assert 0.9 <= copies <= most + 0.01, f"{op} of a 100 MB body peaked at {copies:.4f} copies"
 
 
 # Where error trackers look: TracebackException(capture_locals=True) reprs every local of
