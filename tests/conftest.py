@@ -9,6 +9,7 @@ compiled core fails them instead.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 from types import ModuleType
@@ -30,6 +31,26 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "diverge"))
 
 ALLOW_NO_EXTENSION = os.environ.get("DIVERGE_CODEC_REQUIRE_EXTENSION", "") in ("", "0")
+
+
+def _has_tracemalloc() -> bool:
+    try:
+        import tracemalloc  # noqa: F401  (PyPy ships the module, not its C half, _tracemalloc)
+    except ImportError:
+        return False
+    return True
+
+
+def require_gc_hooks() -> None:
+    """Skip, saying why, where Python code cannot run at every collection nor collect at every allocation."""
+    if not (hasattr(gc, "callbacks") and hasattr(gc, "set_threshold")):
+        pytest.skip("gc.callbacks and gc.set_threshold are CPython's (this collector takes neither)")
+
+
+# Memory tests measure with tracemalloc, which is CPython's: elsewhere they skip, saying so.
+needs_tracemalloc = pytest.mark.skipif(
+    not _has_tracemalloc(), reason="tracemalloc is CPython's (this Python has no _tracemalloc)"
+)
 IMPLEMENTATIONS = ["c", "py"]
 
 

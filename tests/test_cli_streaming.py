@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import select
 import signal
 import subprocess
 import sys
@@ -83,7 +82,9 @@ def peak(argv, stdin=None, megabytes=None):
 
 @pytest.fixture(scope="module")
 def baseline():
-    status, rss, _ = peak(["-", *MN])
+    # PyPy's JIT and GC add ~19 MiB once a stream warms them up, the same for 10 MB as for 300 MB:
+    # there the baseline is a 10 MB stream, so what is compared is still what the length costs.
+    status, rss, _ = peak(["-", *MN], megabytes=10 if sys.implementation.name == "pypy" else None)
     assert status == 0
     return rss
 
@@ -201,7 +202,7 @@ def test_progress_is_drawn_on_a_terminal_and_cleared_when_done():
     payloads = samples.mcp_notifications_session()
     deadline = time.monotonic() + 60
     while not chunks and time.monotonic() < deadline:  # a slow live input, fed until a redraw was due
-        tool.stdin.write(samples.capture(payloads))  # (a loaded machine may start the tool late)
+        tool.stdin.write(samples.capture(payloads))  # (a loaded machine, or PyPy, may start the tool late)
         tool.stdin.flush()
         time.sleep(0.4)
     tool.stdin.close()

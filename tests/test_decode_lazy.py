@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import load
+from conftest import load, require_gc_hooks
 from diverge_codec import mcp_notifications
 from strategies import json_values, names, notifications_payloads
 from test_scanner import _FRAGMENTS, _SPACES, _key  # a key spelled plainly or with an escape, JSON whitespace
@@ -165,6 +165,7 @@ def test_a_bytearray_resized_by_a_gc_callback_changes_nothing_read(mn):
             except BufferError:  # a view of it is held: it cannot move at all
                 pass
 
+    require_gc_hooks()
     threshold = gc.get_threshold()
     gc.callbacks.append(churn)
     gc.set_threshold(1, 1, 1)

@@ -7,7 +7,6 @@ import gc
 import subprocess
 import sys
 import threading
-import tracemalloc
 
 import pytest
 
@@ -16,7 +15,7 @@ from diverge_codec.errors import RemoteProtocolError, SequenceError
 from diverge_codec.proxy import ExchangeKind, ToolContainerProxy
 from diverge_codec.sequence import McpNotificationsChecker, ToolsBeginChecker
 
-from conftest import ALLOW_NO_EXTENSION, IMPLEMENTATIONS, load
+from conftest import ALLOW_NO_EXTENSION, IMPLEMENTATIONS, load, needs_tracemalloc, require_gc_hooks
 
 
 @pytest.fixture(params=IMPLEMENTATIONS)
@@ -113,6 +112,7 @@ def test_sequence_and_proxy_errors_never_show_values(tb):
     assert MARKER not in repr(proxy) and MARKER not in repr(checker)
 
 
+@needs_tracemalloc
 def test_a_million_frames_leave_memory_flat(pair):
     tb, mn = pair
     payloads = [b"\x00" + b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}',
@@ -130,6 +130,8 @@ def test_a_million_frames_leave_memory_flat(pair):
                     mn.decode(payload)
                 except ValueError:
                     pass
+
+    import tracemalloc
 
     loop(2_000)
     gc.collect()
@@ -195,6 +197,7 @@ def test_a_decode_inside_a_decode_reads_its_own_body(pair):
             except tb.FrameError:
                 pass
 
+    require_gc_hooks()
     threshold = gc.get_threshold()
     gc.set_threshold(1)
     try:
@@ -265,7 +268,8 @@ def test_a_100_mb_body_costs_about_two_copies(mn, op, most):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     copies = float(done.stdout)
-    assert 0.9 <= copies <= most, f"{op} of a 100 MB body peaked at {copies:.2f} copies"
+    # + 0.01 (1 MB): what the runtime itself allocates over the call (PyPy's GC: 0.0007 measured)
+    assert 0.9 <= copies <= most + 0.01, f"{op} of a 100 MB body peaked at {copies:.4f} copies"
 
 
 # Where error trackers look: TracebackException(capture_locals=True) reprs every local of

@@ -35,8 +35,14 @@ def child(code: str, *, hide_compiled: bool = False, **env: str) -> subprocess.C
 
 
 CHOICE = "import diverge_codec as d; print(d.IMPLEMENTATION); print(d.IMPLEMENTATION_REASON)"
+CHOOSES_PURE_FIRST = pytest.mark.skipif(
+    _implementation.PYPY or _implementation.FREE_THREADED,
+    reason="this Python gets the pure core before the compiled one is looked for (see the PyPy test)",
+)
+PYPY_ONLY = pytest.mark.skipif(not _implementation.PYPY, reason="PyPy's own choice")
 
 
+@CHOOSES_PURE_FIRST
 def test_a_missing_compiled_core_is_a_silent_fallback_even_under_W_error():
     run = child(CHOICE, hide_compiled=True)
     assert run.returncode == 0, run.stderr
@@ -75,6 +81,7 @@ def test_doctor_reports_core_backend_and_python(capsys: pytest.CaptureFixture[st
     assert lines["python"].strip().startswith(("CPython 3.", "PyPy 3."))
 
 
+@CHOOSES_PURE_FIRST
 def test_doctor_on_a_pure_install_says_how_to_compile():
     run = child("from diverge_codec.cli import main; raise SystemExit(main(['doctor', '--require-extension']))",
                 hide_compiled=True)
@@ -83,6 +90,23 @@ def test_doctor_on_a_pure_install_says_how_to_compile():
     assert out[2] == "core:          python: the compiled core is not built in this install (diverge_codec._tools_begin_c is missing)"
     assert out[4] == ("to compile:    install a C compiler and the Python headers, then: pip cache remove diverge_codec && "
                       "pip install --force-reinstall --no-deps --no-binary diverge-codec diverge-codec")
+
+
+@PYPY_ONLY
+def test_pypy_gets_the_pure_core_says_why_and_no_compile_hint():
+    run = child("from diverge_codec.cli import main; raise SystemExit(main(['doctor', '--require-extension']))")
+    assert run.returncode == 1, run.stderr
+    assert run.stdout.splitlines()[2:] == [
+        "core:          python: PyPy: the pure core is faster there than the compiled one through cpyext",
+        "json backend:  the standard library's json: orjson is not installed (it has no build for PyPy)",
+    ]
+
+
+@PYPY_ONLY
+def test_pypy_with_the_extension_required_and_none_built_is_an_import_error():
+    run = child(CHOICE, DIVERGE_CODEC_REQUIRE_EXTENSION="1")
+    assert run.returncode == 1
+    assert "ImportError: diverge_codec: the compiled core is required (DIVERGE_CODEC_REQUIRE_EXTENSION) and not built" in run.stderr
 
 
 def test_doctor_names_a_forced_stdlib_backend_and_gives_no_compile_hint_when_pure_is_chosen():

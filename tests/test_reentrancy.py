@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import IMPLEMENTATIONS, load
+from conftest import IMPLEMENTATIONS, load, require_gc_hooks
 from diverge_codec._rules import Rule, State
 from diverge_codec.errors import DecodeError, LocalProtocolError, RemoteProtocolError, SequenceError, StreamError
 
@@ -40,6 +40,7 @@ ALLOWED = (SequenceError, DecodeError, StreamError, RuntimeError, TypeError, Val
 @contextmanager
 def gc_callback(callback, threshold=1):
     """Run callback(phase, info) at every collection, collecting as often as allocations allow."""
+    require_gc_hooks()
     old = gc.get_threshold()
     gc.collect()
     gc.callbacks.append(callback)
@@ -260,6 +261,7 @@ def from_finalizers(call):
 
     @contextmanager
     def installed():
+        require_gc_hooks()
         old = gc.get_threshold()
         gc.set_threshold(1)
         seed()

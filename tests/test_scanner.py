@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import ALLOW_NO_EXTENSION
+from conftest import ALLOW_NO_EXTENSION, require_gc_hooks
 from diverge_codec import errors, relay
 from strategies import json_values, names
 
@@ -140,6 +140,7 @@ def test_the_scan_never_reads_a_bytearray_that_moves(mn):
             except BufferError:  # a view of it is held: it cannot move at all
                 pass
 
+    require_gc_hooks()
     threshold = gc.get_threshold()
     gc.callbacks.append(churn)
     gc.set_threshold(1, 1, 1)

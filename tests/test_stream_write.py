@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import IMPLEMENTATIONS, load
+from conftest import IMPLEMENTATIONS, load, require_gc_hooks
 
 
 @pytest.fixture(params=IMPLEMENTATIONS)
@@ -199,6 +199,7 @@ class Resizer:
 
 
 def _with_gc_every_allocation(callback, call):
+    require_gc_hooks()
     threshold = gc.get_threshold()
     gc.callbacks.append(callback)
     gc.set_threshold(1, 1, 1)

@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from conftest import assert_message
+from conftest import assert_message, needs_tracemalloc
 
 from diverge_codec import _json
 from diverge_codec import EncodeError, Mode, ProviderError, tools_begin
@@ -283,6 +283,7 @@ def test_encode_refuses_non_frames(tb):
 
 
 
+@needs_tracemalloc
 def test_decoding_active_allocates_nothing(tb):
     import tracemalloc
 

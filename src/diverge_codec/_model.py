@@ -8,6 +8,7 @@ so a rule is written once. Reprs show shape, never payload values.
 from __future__ import annotations
 
 import enum
+import operator
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, NoReturn
@@ -183,7 +184,7 @@ class ErrorData:
         if problem is not None:
             code = message = data = None  # type: ignore[assignment]  # a traceback's captured locals show no value
             raise problem
-        object.__setattr__(self, "code", int.__int__(code))
+        object.__setattr__(self, "code", operator.index(code))  # a plain int; PyPy's int.__int__ asks the override
         object.__setattr__(self, "message", exact_str(message))
         object.__setattr__(self, "data", data)
 
@@ -361,7 +362,8 @@ def as_bytes(obj: Any) -> bytes | None:
     if isinstance(obj, str):
         return None
     try:
-        return memoryview(obj).tobytes()
+        with memoryview(obj) as view:  # released at once: on PyPy an unreleased export would block resizing obj
+            return view.tobytes()
     except (TypeError, ValueError, BufferError):
         return None
 
