@@ -8,9 +8,9 @@ so a rule is written once. Reprs show shape, never payload values.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 from . import errors
 
@@ -63,6 +63,12 @@ def _immutable(self: object, name: str, value: object = None) -> NoReturn:
     raise immutable_error(self)
 
 
+SetAttr = Callable[[object, str, object], NoReturn]
+"""The declared type of a frame's ``__setattr__`` (``_immutable``): it always raises."""
+DelAttr = Callable[[object, str], NoReturn]
+"""The declared type of a frame's ``__delattr__`` (``_immutable``): it always raises."""
+
+
 def exact_str(text: str) -> str:
     """A str subclass's text as a plain str (its own ``__str__`` is not asked): decode gives plain ones."""
     return text if type(text) is str else str.__str__(text)
@@ -96,7 +102,8 @@ class ProviderError:
         object.__setattr__(self, "message", exact_str(message))
         object.__setattr__(self, "_details", {exact_str(name): value for name, value in details.items()})
 
-    __setattr__ = __delattr__ = _immutable
+    __setattr__: ClassVar[SetAttr] = _immutable
+    __delattr__: ClassVar[DelAttr] = _immutable
 
     @property
     def details(self) -> Mapping[str, Any]:
@@ -108,7 +115,7 @@ class ProviderError:
             return NotImplemented
         return _slot(self, "message") == _slot(other, "message") and _slot(self, "_details") == _slot(other, "_details")
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         message, details = _slot(self, "message"), _slot(self, "_details")
@@ -187,14 +194,15 @@ class ErrorData:
         object.__setattr__(self, "message", exact_str(message))
         object.__setattr__(self, "data", data)
 
-    __setattr__ = __delattr__ = _immutable
+    __setattr__: ClassVar[SetAttr] = _immutable
+    __delattr__: ClassVar[DelAttr] = _immutable
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not ErrorData:
             return NotImplemented
         return all(_slot(self, name) == _slot(other, name) for name in ErrorData.__slots__)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         code, message = _slot(self, "code"), _slot(self, "message")
@@ -259,7 +267,8 @@ class Active:
     def __new__(cls) -> Active:
         return cls._the_one
 
-    __setattr__ = __delattr__ = _immutable
+    __setattr__: ClassVar[SetAttr] = _immutable
+    __delattr__: ClassVar[DelAttr] = _immutable
 
     def __repr__(self) -> str:
         return "Active()"

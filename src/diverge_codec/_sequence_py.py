@@ -7,7 +7,7 @@ the next row, so a step is one dict lookup and hashes no enum.
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import mcp_notifications, tools_begin
 from ._model import McpNotificationsTag, Mode, ToolsBeginTag
@@ -176,6 +176,9 @@ class ToolsBeginChecker(_Checker):
 
     channel = "tools-begin"
     _variants = {_B: "Begun", _E: "Error", _A: "Active", _I: "Inactive"}
+
+    if TYPE_CHECKING:  # the frame types this channel's codec gives (the shared method is typed Any)
+        def payload(self, payload: bytes | bytearray | memoryview) -> tools_begin.Frame: ...
     _declaration: dict[str, Mode] | None = None
     _rotating: frozenset[str] | None = None
     _periods = 0
@@ -233,6 +236,9 @@ class McpNotificationsChecker(_Checker):
 
     channel = "mcp-notifications"
     _variants = {_N: "Notification", _NE: "Error"}
+
+    if TYPE_CHECKING:  # the frame types this channel's codec gives (the shared method is typed Any)
+        def payload(self, payload: bytes | bytearray | memoryview) -> mcp_notifications.Frame: ...
     _notifications = 0
 
     def __init__(self, codec: ModuleType | None = None, *, allow_error_after_notifications: bool = False) -> None:

@@ -38,6 +38,8 @@ from .errors import ToolsBeginErrorParseError as ErrorParseError
 from .errors import ToolsBeginFrameError as FrameError
 from .errors import ToolsBeginInactiveParseError as InactiveParseError
 from .errors import ToolsBeginUnknownTagError as UnknownTagError
+from typing import ClassVar  # (annotations)
+from ._model import DelAttr, SetAttr
 
 __all__ = [
     "ACTIVE", "Active", "Begun", "BegunParseError", "EmptyFrameError", "Error",
@@ -67,7 +69,8 @@ class Begun:
             raise declared  # type: ignore[misc]
         object.__setattr__(self, "_secrets", declared)
 
-    __setattr__ = __delattr__ = _immutable
+    __setattr__: ClassVar[SetAttr] = _immutable
+    __delattr__: ClassVar[DelAttr] = _immutable
 
     @property
     def secrets(self) -> Mapping[str, Mode]:
@@ -78,7 +81,7 @@ class Begun:
             return NotImplemented
         return _slot(self, "_secrets") == _slot(other, "_secrets")
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return repr_begun(_slot(self, "_secrets"))
@@ -104,14 +107,15 @@ class Error:
             raise failure
         object.__setattr__(self, "error", error)
 
-    __setattr__ = __delattr__ = _immutable
+    __setattr__: ClassVar[SetAttr] = _immutable
+    __delattr__: ClassVar[DelAttr] = _immutable
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Error:
             return NotImplemented
         return _slot(self, "error") == _slot(other, "error")
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return repr_error(_slot(self, "error"))
@@ -139,7 +143,8 @@ class Inactive:
             raise copied  # type: ignore[misc]
         object.__setattr__(self, "_values", copied)
 
-    __setattr__ = __delattr__ = _immutable
+    __setattr__: ClassVar[SetAttr] = _immutable
+    __delattr__: ClassVar[DelAttr] = _immutable
 
     @property
     def values(self) -> Mapping[str, Any]:
@@ -150,7 +155,7 @@ class Inactive:
             return NotImplemented
         return _slot(self, "_values") == _slot(other, "_values")
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return repr_inactive(_slot(self, "_values"))

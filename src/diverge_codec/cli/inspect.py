@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
+from types import ModuleType
 from typing import Any
 
 from .. import samples, stream
@@ -57,13 +58,13 @@ class Session:
     """One channel's capture: checks each payload, keeps the verdict and the counts, never the frames."""
 
     def __init__(self, channel: str, *, allow_late_error: bool = False) -> None:
-        self.channel = channel
-        self.codec = CHANNELS[channel]
+        self.channel: str = channel
+        self.codec: ModuleType = CHANNELS[channel]
         self.checker: ToolsBeginChecker | McpNotificationsChecker = (
             ToolsBeginChecker(self.codec) if channel == "tools-begin"
             else McpNotificationsChecker(self.codec, allow_error_after_notifications=allow_late_error)
         )
-        self.frames = 0
+        self.frames: int = 0
         self.verdict: dict[str, Any] | None = None
 
     def frame(self, payload: Payload) -> Any:
