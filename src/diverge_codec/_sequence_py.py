@@ -51,11 +51,11 @@ class _Checker:
     _claimed = False
     _row: Row = _NOT_READY
     # What a checker whose __init__ has not run to the end reads as, as the compiled twin's fields do.
-    _state: State | None = None
+    _state: State = None  # type: ignore[assignment]  # None until __init__ runs (read by repr and the slow path only)
     _finished = False
     _frames = 0
     _violation: RemoteProtocolError | None = None
-    _codec: ModuleType | None = None
+    _codec: ModuleType = None  # type: ignore[assignment]  # None until __init__ runs
 
     def _claim(self) -> None:
         """Refuse a second __init__, as the compiled twin does."""
@@ -180,7 +180,7 @@ class ToolsBeginChecker(_Checker):
     if TYPE_CHECKING:  # the frame types this channel's codec gives (the shared method is typed Any)
         def payload(self, payload: bytes | bytearray | memoryview) -> tools_begin.Frame: ...
     _declaration: dict[str, Mode] | None = None
-    _rotating: frozenset[str] | None = None
+    _rotating: frozenset[str] = None  # type: ignore[assignment]  # None until __init__ runs
     _periods = 0
 
     def __init__(self, codec: ModuleType | None = None) -> None:
@@ -205,14 +205,14 @@ class ToolsBeginChecker(_Checker):
         """How many periods an Inactive has closed."""
         return self._periods
 
-    def frame(self, frame: Any) -> None:
+    def frame(self, frame: tools_begin.Frame) -> None:
         """Check one frame; raises RemoteProtocolError at once if it breaks a rule."""
         tag = frame.tag
         entry = self._row.get(tag)
         if entry is None or entry[1] is None:
             self._step(tag)  # raises: the frame breaks a rule, or is no frame
         if tag == _I:
-            values, rotating = frame.values, self._rotating
+            values, rotating = frame.values, self._rotating  # type: ignore[union-attr]  # the tag says Inactive
             # Equal sizes and no name outside the rotating set: the same names (faster than keys() != set).
             if len(values) != len(rotating) or not rotating.issuperset(values):
                 index = self._frames
@@ -220,8 +220,8 @@ class ToolsBeginChecker(_Checker):
                 raise self._break(Rule.INACTIVE_CARRIES_ROTATING, index, "Inactive", rotating_mismatch(rotating, values))
             self._periods += 1
         elif tag == _B:
-            self._declaration = dict(frame.secrets)
-            self._rotating = frozenset(name for name, mode in frame.secrets.items() if mode is Mode.ROTATING)
+            self._declaration = dict(frame.secrets)  # type: ignore[union-attr]  # the tag says Begun
+            self._rotating = frozenset(name for name, mode in frame.secrets.items() if mode is Mode.ROTATING)  # type: ignore[union-attr]
         self._state, self._row = entry  # type: ignore[assignment,misc]
         self._frames += 1
 
@@ -239,6 +239,7 @@ class McpNotificationsChecker(_Checker):
 
     if TYPE_CHECKING:  # the frame types this channel's codec gives (the shared method is typed Any)
         def payload(self, payload: bytes | bytearray | memoryview) -> mcp_notifications.Frame: ...
+
     _notifications = 0
 
     def __init__(self, codec: ModuleType | None = None, *, allow_error_after_notifications: bool = False) -> None:
@@ -252,7 +253,7 @@ class McpNotificationsChecker(_Checker):
         """How many notifications have been read."""
         return self._notifications
 
-    def frame(self, frame: Any) -> None:
+    def frame(self, frame: mcp_notifications.Frame) -> None:
         """Check one frame; raises RemoteProtocolError at once if it breaks a rule."""
         tag = frame.tag
         entry = self._row.get(tag)

@@ -157,7 +157,7 @@ class Outbox:
         self.abandoned += count
         return count
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, int]:
         """The counters, for a log line or a report."""
         return {"accepted": self.accepted, "dropped": self.dropped, "abandoned": self.abandoned,
                 "high_water_bytes": self.high_water, "max_bytes": self.max_bytes}
