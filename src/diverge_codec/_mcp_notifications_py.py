@@ -77,7 +77,7 @@ class Notification:
     def __eq__(self, other: object) -> bool:
         if type(other) is not Notification:
             return NotImplemented
-        return _slot(self, "_notification") == _slot(other, "_notification")
+        return _slot(self, "_notification") == _slot(other, "_notification")  # type: ignore[no-any-return]
 
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
@@ -111,7 +111,7 @@ class Error:
     def __eq__(self, other: object) -> bool:
         if type(other) is not Error:
             return NotImplemented
-        return _slot(self, "error") == _slot(other, "error")
+        return _slot(self, "error") == _slot(other, "error")  # type: ignore[no-any-return]
 
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
@@ -182,7 +182,7 @@ def decode(payload: bytes | bytearray | memoryview, /) -> Frame:
                 return frame
             except Refused as refused:
                 reason = refused.reason
-    payload = data = parsed = method = params = meta = None  # a traceback's captured locals show no value
+    payload = data = parsed = method = params = meta = None  # type: ignore[assignment]  # a traceback's captured locals show no value
     raise (NotificationParseError if tag == 0 else ErrorParseError)(reason)
 
 
@@ -224,7 +224,7 @@ def _body(frame: Frame) -> bytes:
             return _json.dumps(body)
         except _json.EncodeFailure as problem:
             reason = _json.failure_reason(problem)
-    body = frame = params = meta = None  # a traceback's captured locals show no value
+    body = frame = params = meta = None  # type: ignore[assignment]  # a traceback's captured locals show no value
     raise errors.EncodeError(f"mcp notifications {kind.__name__} could not be encoded: {reason}")
 
 
@@ -426,7 +426,7 @@ def decode_lazy(payload: bytes | bytearray | memoryview, /) -> LazyNotification 
     data = payload if type(payload) is bytes else as_bytes(payload)  # one copy, read throughout
     frame = decode(payload if data is None else data)
     if type(frame) is not Notification:
-        return frame
+        return frame  # type: ignore[return-value]
     lazy = _new(LazyNotification)
     _set = object.__setattr__
     _set(lazy, "method", frame.method)

@@ -113,7 +113,7 @@ class ProviderError:
     def __eq__(self, other: object) -> bool:
         if type(other) is not ProviderError:
             return NotImplemented
-        return _slot(self, "message") == _slot(other, "message") and _slot(self, "_details") == _slot(other, "_details")
+        return _slot(self, "message") == _slot(other, "message") and _slot(self, "_details") == _slot(other, "_details")  # type: ignore[no-any-return]
 
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 

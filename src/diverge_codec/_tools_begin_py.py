@@ -79,7 +79,7 @@ class Begun:
     def __eq__(self, other: object) -> bool:
         if type(other) is not Begun:
             return NotImplemented
-        return _slot(self, "_secrets") == _slot(other, "_secrets")
+        return _slot(self, "_secrets") == _slot(other, "_secrets")  # type: ignore[no-any-return]
 
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
@@ -113,7 +113,7 @@ class Error:
     def __eq__(self, other: object) -> bool:
         if type(other) is not Error:
             return NotImplemented
-        return _slot(self, "error") == _slot(other, "error")
+        return _slot(self, "error") == _slot(other, "error")  # type: ignore[no-any-return]
 
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
@@ -153,7 +153,7 @@ class Inactive:
     def __eq__(self, other: object) -> bool:
         if type(other) is not Inactive:
             return NotImplemented
-        return _slot(self, "_values") == _slot(other, "_values")
+        return _slot(self, "_values") == _slot(other, "_values")  # type: ignore[no-any-return]
 
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
