@@ -8,9 +8,9 @@ so a rule is written once. Reprs show shape, never payload values.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar, NoReturn
+from typing import Any, Callable, ClassVar, NoReturn
 
 from . import errors
 
