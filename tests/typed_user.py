@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Literal, assert_type
 
 import diverge_codec
-from diverge_codec import ErrorData, Mode, ProviderError, mcp_notifications, tools_begin
+from diverge_codec import ErrorData, Mode, ProviderError, mcp_notifications, stream, tools_begin
+from diverge_codec.errors import DecodeError, RemoteProtocolError
 from diverge_codec.cli.doctor import report
 
 
@@ -51,3 +52,63 @@ def method_of(payload: bytes) -> str | None:
 
 def doctor_lines() -> list[tuple[str, str]]:
     return report()
+
+
+def checked_frames(payloads: list[bytes]) -> list[tools_begin.Frame]:
+    from diverge_codec.sequence import McpNotificationsChecker, State, ToolsBeginChecker
+
+    checker = ToolsBeginChecker()
+    frames = [checker.payload(payload) for payload in payloads]
+    assert_type(checker.finish(), State)
+    assert_type(checker.declaration, "dict[str, Mode] | None")
+    notes = McpNotificationsChecker()
+    assert_type(notes.payload(b"\x00{}"), mcp_notifications.Frame)
+    return frames
+
+
+def violation(error: RemoteProtocolError) -> tuple[str, int | None, str]:
+    from diverge_codec.sequence import Rule
+
+    assert_type(error.rule, Rule)
+    return error.rule.value, error.index, error.variant
+
+
+def decode_failure(error: DecodeError) -> tuple[int | None, str | None, int | None]:
+    return error.tag, error.reason, error.index
+
+
+def stream_failure(error: stream.RecordTooLargeError | stream.TruncatedStreamError) -> int:
+    if isinstance(error, stream.RecordTooLargeError):
+        return error.length - error.limit
+    assert_type(error.inside, str)
+    return error.missing
+
+
+def records(chunks: list[bytes]) -> list[bytes | memoryview]:
+    reader = stream.RecordReader()
+    found: list[bytes | memoryview] = []
+    for chunk in chunks:
+        found += reader.feed(chunk)
+    reader.close()
+    assert_type(reader.records, int)
+    return found + stream.split_records(b"")
+
+
+def proxy_frames() -> list[bytes]:
+    from diverge_codec.proxy import Phase, ToolContainerProxy
+
+    proxy = ToolContainerProxy()
+    step = proxy.begun({"api_key": "fixed"})
+    assert_type(step.send, list[tools_begin.Frame])
+    assert_type(proxy.phase, Phase)
+    assert_type(proxy.periods, int)
+    return [tools_begin.encode(frame) for frame in step.send]
+
+
+def outbox_counts() -> dict[str, int]:
+    from diverge_codec.relay import Outbox, relay_frame
+
+    outbox = Outbox(1024)
+    outbox.offer(relay_frame(b'{"jsonrpc":"2.0","method":"notifications/initialized"}') or b"")
+    assert_type(outbox.dropped + outbox.accepted + outbox.high_water, int)
+    return outbox.stats()

@@ -33,6 +33,8 @@ from .errors import McpNotificationsFrameError as FrameError
 from .errors import McpNotificationsNotificationParseError as NotificationParseError
 from .errors import McpNotificationsUnknownTagError as UnknownTagError
 from ._model import Refused
+from typing import ClassVar, NoReturn  # (annotations)
+from ._model import DelAttr, SetAttr
 
 __all__ = [
     "BodyParseError", "EmptyFrameError", "Error", "ErrorParseError", "Frame", "FrameError",
@@ -65,7 +67,8 @@ class Notification:
         object.__setattr__(self, "_notification", copied)
         object.__setattr__(self, "method", copied["method"])
 
-    __setattr__ = __delattr__ = _immutable
+    __setattr__: ClassVar[SetAttr] = _immutable
+    __delattr__: ClassVar[DelAttr] = _immutable
 
     @property
     def notification(self) -> Mapping[str, Any]:
@@ -74,9 +77,9 @@ class Notification:
     def __eq__(self, other: object) -> bool:
         if type(other) is not Notification:
             return NotImplemented
-        return _slot(self, "_notification") == _slot(other, "_notification")
+        return _slot(self, "_notification") == _slot(other, "_notification")  # type: ignore[no-any-return]
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return repr_notification(_slot(self, "method"), _slot(self, "_notification"))
@@ -102,14 +105,15 @@ class Error:
             raise failure
         object.__setattr__(self, "error", error)
 
-    __setattr__ = __delattr__ = _immutable
+    __setattr__: ClassVar[SetAttr] = _immutable
+    __delattr__: ClassVar[DelAttr] = _immutable
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Error:
             return NotImplemented
-        return _slot(self, "error") == _slot(other, "error")
+        return _slot(self, "error") == _slot(other, "error")  # type: ignore[no-any-return]
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return repr_error(_slot(self, "error"))
@@ -178,7 +182,7 @@ def decode(payload: bytes | bytearray | memoryview, /) -> Frame:
                 return frame
             except Refused as refused:
                 reason = refused.reason
-    payload = data = parsed = method = params = meta = None  # a traceback's captured locals show no value
+    payload = data = parsed = method = params = meta = None  # type: ignore[assignment]  # a traceback's captured locals show no value
     raise (NotificationParseError if tag == 0 else ErrorParseError)(reason)
 
 
@@ -220,7 +224,7 @@ def _body(frame: Frame) -> bytes:
             return _json.dumps(body)
         except _json.EncodeFailure as problem:
             reason = _json.failure_reason(problem)
-    body = frame = params = meta = None  # a traceback's captured locals show no value
+    body = frame = params = meta = None  # type: ignore[assignment]  # a traceback's captured locals show no value
     raise errors.EncodeError(f"mcp notifications {kind.__name__} could not be encoded: {reason}")
 
 
@@ -361,7 +365,7 @@ __all__ += ["LazyNotification", "decode_lazy"]
 _PARAMS_KEY = b'"params"'
 
 
-def _immutable(self: object, name: str, value: object = None) -> None:
+def _immutable(self: object, name: str, value: object = None) -> NoReturn:  # type: ignore[no-redef]
     raise AttributeError(f"{type(self).__name__} is immutable")
 
 
@@ -376,11 +380,15 @@ class LazyNotification:
 
     __slots__ = ("method", "_payload", "_span")
     method: str
+    _payload: bytes
+    _span: tuple[int, int] | None
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("LazyNotification is made by decode_lazy")
 
-    __setattr__ = __delattr__ = _immutable  # its own: the frame classes' guard may change apart from it
+    # its own: the frame classes' guard may change apart from it
+    __setattr__: ClassVar[SetAttr] = _immutable
+    __delattr__: ClassVar[DelAttr] = _immutable
 
     @property
     def params_json(self) -> bytes | None:
@@ -396,7 +404,7 @@ class LazyNotification:
             return NotImplemented
         return self._payload == other._payload
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         if not hasattr(self, "_payload"):  # made with __new__: a repr all the same
@@ -418,7 +426,7 @@ def decode_lazy(payload: bytes | bytearray | memoryview, /) -> LazyNotification 
     data = payload if type(payload) is bytes else as_bytes(payload)  # one copy, read throughout
     frame = decode(payload if data is None else data)
     if type(frame) is not Notification:
-        return frame
+        return frame  # type: ignore[return-value]
     lazy = _new(LazyNotification)
     _set = object.__setattr__
     _set(lazy, "method", frame.method)

@@ -11,7 +11,7 @@ import enum
 import operator
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, NoReturn
+from typing import Any, Callable, ClassVar, NoReturn
 
 from . import errors
 
@@ -64,6 +64,12 @@ def _immutable(self: object, name: str, value: object = None) -> NoReturn:
     raise immutable_error(self)
 
 
+SetAttr = Callable[[object, str, object], NoReturn]
+"""The declared type of a frame's ``__setattr__`` (``_immutable``): it always raises."""
+DelAttr = Callable[[object, str], NoReturn]
+"""The declared type of a frame's ``__delattr__`` (``_immutable``): it always raises."""
+
+
 def exact_str(text: str) -> str:
     """A str subclass's text as a plain str (its own ``__str__`` is not asked): decode gives plain ones."""
     return text if type(text) is str else str.__str__(text)
@@ -97,7 +103,8 @@ class ProviderError:
         object.__setattr__(self, "message", exact_str(message))
         object.__setattr__(self, "_details", {exact_str(name): value for name, value in details.items()})
 
-    __setattr__ = __delattr__ = _immutable
+    __setattr__: ClassVar[SetAttr] = _immutable
+    __delattr__: ClassVar[DelAttr] = _immutable
 
     @property
     def details(self) -> Mapping[str, Any]:
@@ -107,9 +114,9 @@ class ProviderError:
     def __eq__(self, other: object) -> bool:
         if type(other) is not ProviderError:
             return NotImplemented
-        return _slot(self, "message") == _slot(other, "message") and _slot(self, "_details") == _slot(other, "_details")
+        return _slot(self, "message") == _slot(other, "message") and _slot(self, "_details") == _slot(other, "_details")  # type: ignore[no-any-return]
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         message, details = _slot(self, "message"), _slot(self, "_details")
@@ -188,14 +195,15 @@ class ErrorData:
         object.__setattr__(self, "message", exact_str(message))
         object.__setattr__(self, "data", data)
 
-    __setattr__ = __delattr__ = _immutable
+    __setattr__: ClassVar[SetAttr] = _immutable
+    __delattr__: ClassVar[DelAttr] = _immutable
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not ErrorData:
             return NotImplemented
         return all(_slot(self, name) == _slot(other, name) for name in ErrorData.__slots__)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         code, message = _slot(self, "code"), _slot(self, "message")
@@ -260,7 +268,8 @@ class Active:
     def __new__(cls) -> Active:
         return cls._the_one
 
-    __setattr__ = __delattr__ = _immutable
+    __setattr__: ClassVar[SetAttr] = _immutable
+    __delattr__: ClassVar[DelAttr] = _immutable
 
     def __repr__(self) -> str:
         return "Active()"

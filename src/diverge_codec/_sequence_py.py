@@ -7,7 +7,7 @@ the next row, so a step is one dict lookup and hashes no enum.
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import mcp_notifications, tools_begin
 from ._model import McpNotificationsTag, Mode, ToolsBeginTag
@@ -51,11 +51,11 @@ class _Checker:
     _claimed = False
     _row: Row = _NOT_READY
     # What a checker whose __init__ has not run to the end reads as, as the compiled twin's fields do.
-    _state: State | None = None
+    _state: State = None  # type: ignore[assignment]  # None until __init__ runs (read by repr and the slow path only)
     _finished = False
     _frames = 0
     _violation: RemoteProtocolError | None = None
-    _codec: ModuleType | None = None
+    _codec: ModuleType = None  # type: ignore[assignment]  # None until __init__ runs
 
     def _claim(self) -> None:
         """Refuse a second __init__, as the compiled twin does."""
@@ -176,8 +176,11 @@ class ToolsBeginChecker(_Checker):
 
     channel = "tools-begin"
     _variants = {_B: "Begun", _E: "Error", _A: "Active", _I: "Inactive"}
+
+    if TYPE_CHECKING:  # the frame types this channel's codec gives (the shared method is typed Any)
+        def payload(self, payload: bytes | bytearray | memoryview) -> tools_begin.Frame: ...
     _declaration: dict[str, Mode] | None = None
-    _rotating: frozenset[str] | None = None
+    _rotating: frozenset[str] = None  # type: ignore[assignment]  # None until __init__ runs
     _periods = 0
 
     def __init__(self, codec: ModuleType | None = None) -> None:
@@ -202,14 +205,14 @@ class ToolsBeginChecker(_Checker):
         """How many periods an Inactive has closed."""
         return self._periods
 
-    def frame(self, frame: Any) -> None:
+    def frame(self, frame: tools_begin.Frame) -> None:
         """Check one frame; raises RemoteProtocolError at once if it breaks a rule."""
         tag = frame.tag
         entry = self._row.get(tag)
         if entry is None or entry[1] is None:
             self._step(tag)  # raises: the frame breaks a rule, or is no frame
         if tag == _I:
-            values, rotating = frame.values, self._rotating
+            values, rotating = frame.values, self._rotating  # type: ignore[union-attr]  # the tag says Inactive
             # Equal sizes and no name outside the rotating set: the same names (faster than keys() != set).
             if len(values) != len(rotating) or not rotating.issuperset(values):
                 index = self._frames
@@ -217,8 +220,8 @@ class ToolsBeginChecker(_Checker):
                 raise self._break(Rule.INACTIVE_CARRIES_ROTATING, index, "Inactive", rotating_mismatch(rotating, values))
             self._periods += 1
         elif tag == _B:
-            self._declaration = dict(frame.secrets)
-            self._rotating = frozenset(name for name, mode in frame.secrets.items() if mode is Mode.ROTATING)
+            self._declaration = dict(frame.secrets)  # type: ignore[union-attr]  # the tag says Begun
+            self._rotating = frozenset(name for name, mode in frame.secrets.items() if mode is Mode.ROTATING)  # type: ignore[union-attr]
         self._state, self._row = entry  # type: ignore[assignment,misc]
         self._frames += 1
 
@@ -233,6 +236,10 @@ class McpNotificationsChecker(_Checker):
 
     channel = "mcp-notifications"
     _variants = {_N: "Notification", _NE: "Error"}
+
+    if TYPE_CHECKING:  # the frame types this channel's codec gives (the shared method is typed Any)
+        def payload(self, payload: bytes | bytearray | memoryview) -> mcp_notifications.Frame: ...
+
     _notifications = 0
 
     def __init__(self, codec: ModuleType | None = None, *, allow_error_after_notifications: bool = False) -> None:
@@ -246,7 +253,7 @@ class McpNotificationsChecker(_Checker):
         """How many notifications have been read."""
         return self._notifications
 
-    def frame(self, frame: Any) -> None:
+    def frame(self, frame: mcp_notifications.Frame) -> None:
         """Check one frame; raises RemoteProtocolError at once if it breaks a rule."""
         tag = frame.tag
         entry = self._row.get(tag)

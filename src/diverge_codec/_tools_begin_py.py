@@ -38,6 +38,8 @@ from .errors import ToolsBeginErrorParseError as ErrorParseError
 from .errors import ToolsBeginFrameError as FrameError
 from .errors import ToolsBeginInactiveParseError as InactiveParseError
 from .errors import ToolsBeginUnknownTagError as UnknownTagError
+from typing import ClassVar  # (annotations)
+from ._model import DelAttr, SetAttr
 
 __all__ = [
     "ACTIVE", "Active", "Begun", "BegunParseError", "EmptyFrameError", "Error",
@@ -67,7 +69,8 @@ class Begun:
             raise declared  # type: ignore[misc]
         object.__setattr__(self, "_secrets", declared)
 
-    __setattr__ = __delattr__ = _immutable
+    __setattr__: ClassVar[SetAttr] = _immutable
+    __delattr__: ClassVar[DelAttr] = _immutable
 
     @property
     def secrets(self) -> Mapping[str, Mode]:
@@ -76,9 +79,9 @@ class Begun:
     def __eq__(self, other: object) -> bool:
         if type(other) is not Begun:
             return NotImplemented
-        return _slot(self, "_secrets") == _slot(other, "_secrets")
+        return _slot(self, "_secrets") == _slot(other, "_secrets")  # type: ignore[no-any-return]
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return repr_begun(_slot(self, "_secrets"))
@@ -104,14 +107,15 @@ class Error:
             raise failure
         object.__setattr__(self, "error", error)
 
-    __setattr__ = __delattr__ = _immutable
+    __setattr__: ClassVar[SetAttr] = _immutable
+    __delattr__: ClassVar[DelAttr] = _immutable
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Error:
             return NotImplemented
-        return _slot(self, "error") == _slot(other, "error")
+        return _slot(self, "error") == _slot(other, "error")  # type: ignore[no-any-return]
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return repr_error(_slot(self, "error"))
@@ -139,7 +143,8 @@ class Inactive:
             raise copied  # type: ignore[misc]
         object.__setattr__(self, "_values", copied)
 
-    __setattr__ = __delattr__ = _immutable
+    __setattr__: ClassVar[SetAttr] = _immutable
+    __delattr__: ClassVar[DelAttr] = _immutable
 
     @property
     def values(self) -> Mapping[str, Any]:
@@ -148,9 +153,9 @@ class Inactive:
     def __eq__(self, other: object) -> bool:
         if type(other) is not Inactive:
             return NotImplemented
-        return _slot(self, "_values") == _slot(other, "_values")
+        return _slot(self, "_values") == _slot(other, "_values")  # type: ignore[no-any-return]
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return repr_inactive(_slot(self, "_values"))

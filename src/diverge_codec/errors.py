@@ -7,7 +7,10 @@ payload ever reaches an exception: not its message, args, attributes or chain.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._rules import Rule
 
 
 class _Rebuilt:
@@ -75,26 +78,28 @@ class _UnknownTag(_Rebuilt):
     """Mixin: a tag that is none of the channel's."""
 
     channel = ""
+    tag: int | None  # set by __init__: always an int here (DecodeError types it for every error)
 
     def __init__(self, tag: int) -> None:
         ValueError.__init__(self, f"unknown {self.channel} response frame tag {tag}")  # type: ignore[arg-type]
         self.tag = tag
 
-    def _init_args(self) -> tuple[int]:
-        return (self.tag,)  # type: ignore[attr-defined]
+    def _init_args(self) -> tuple[int | None]:
+        return (self.tag,)
 
 
 class _DidNotParse(_Rebuilt):
     """Mixin: a body that is not JSON, or not the variant's shape. ``reason`` says which."""
 
     prefix = ""
+    reason: str | None  # set by __init__: always a str here (DecodeError types it for every error)
 
     def __init__(self, reason: str) -> None:
         ValueError.__init__(self, f"{self.prefix}: {reason}")  # type: ignore[arg-type]
         self.reason = reason
 
-    def _init_args(self) -> tuple[str]:
-        return (self.reason,)  # type: ignore[attr-defined]
+    def _init_args(self) -> tuple[str | None]:
+        return (self.reason,)
 
 
 # tools-begin ---------------------------------------------------------------
@@ -181,7 +186,18 @@ class SequenceError(Exception):
 class RemoteProtocolError(_Rebuilt, SequenceError):
     """The peer broke a sequence rule. Names the rule and the frame by variant and position, never a value."""
 
-    def __init__(self, channel: str, rule: object, index: int | None, variant: str, detail: str = "") -> None:
+    channel: str
+    """``"tools-begin"`` or ``"mcp-notifications"``."""
+    rule: Rule
+    """The rule the frame (or the finish) broke."""
+    index: int | None
+    """The frame's position in the sequence; None for the finish."""
+    variant: str
+    """The frame's variant (``"Begun"``, ``"Notification"``, ...), or ``"finish"``."""
+    detail: str
+    """What more the rule's text does not say (counts, never a name or value); ``""`` if nothing."""
+
+    def __init__(self, channel: str, rule: Rule, index: int | None, variant: str, detail: str = "") -> None:
         where = "the finish" if index is None else f"frame {index} ({variant})"
         text = f"{channel}: {where} breaks the rule: {getattr(rule, 'value', rule)}"
         super().__init__(text + (f" ({detail})" if detail else ""))
@@ -206,6 +222,11 @@ class StreamError(ValueError):
 class RecordTooLargeError(_Rebuilt, StreamError):
     """A record's length prefix is over the limit; refused before anything is allocated for it."""
 
+    length: int
+    """The length the prefix gave."""
+    limit: int
+    """The reader's ``max_record``."""
+
     def __init__(self, length: int, limit: int) -> None:
         super().__init__(f"record of {length} bytes is over the limit of {limit} bytes")
         self.length, self.limit = length, limit
@@ -216,6 +237,11 @@ class RecordTooLargeError(_Rebuilt, StreamError):
 
 class TruncatedStreamError(_Rebuilt, StreamError):
     """The stream ended inside a record (or inside its length prefix)."""
+
+    missing: int
+    """How many bytes the record (or its prefix) still needed."""
+    inside: str
+    """``"record"`` or ``"length prefix"``: what the stream ended inside."""
 
     def __init__(self, missing: int, inside: str = "record") -> None:
         super().__init__(f"stream ended inside a {inside}: {missing} bytes missing")

@@ -18,16 +18,16 @@ says which fields and why, never a value.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union, cast
 
 try:
     import mcp.types as sdk
     from mcp.shared.exceptions import MCPError
     from pydantic import ValidationError
-except ImportError as missing:  # pragma: no cover - the extra is installed where this is tested
+except ImportError as _missing:  # pragma: no cover - the extra is installed where this is tested
     raise ImportError(
         "diverge_codec.mcp_sdk needs the MCP Python SDK: pip install 'diverge-codec[mcp]'"
-    ) from missing
+    ) from _missing
 
 from . import mcp_notifications
 from ._model import ErrorData
@@ -48,8 +48,16 @@ _OUTSIDE_THE_UNION: tuple[type[Any], ...] = tuple(
 """Server notifications the SDK models but leaves out of its union (``notifications/tasks/status``, 2025-11-25)."""
 
 
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    SdkServerNotification: TypeAlias = Union[sdk.ServerNotification, sdk.TaskStatusNotification, CustomNotification]
+    """What ``server_notification`` returns: one of the SDK's server notification models, or the generic one."""
+
+
 def _method(model: type[Any]) -> str:
-    return model.model_fields["method"].default
+    method: str = model.model_fields["method"].default
+    return method
 
 
 KNOWN_METHODS: frozenset[str] = frozenset(map(_method, _SERVER_NOTIFICATIONS))
@@ -88,7 +96,7 @@ def _problems(error: ValidationError) -> tuple[str, ...]:
     return tuple(dict.fromkeys(problems))
 
 
-def server_notification(frame: mcp_notifications.Notification, *, allow_custom: bool = False) -> Any:
+def server_notification(frame: mcp_notifications.Notification, *, allow_custom: bool = False) -> SdkServerNotification:
     """The SDK model for a decoded Notification frame (``mcp.types.ServerNotification``).
 
     Read as the SDK's stdio transport reads the wire: by alias (``progressToken``).
@@ -100,13 +108,13 @@ def server_notification(frame: mcp_notifications.Notification, *, allow_custom: 
     if model is None:
         model, notification = CustomNotification, {"params": None, **notification}
     try:
-        return model.model_validate(notification, by_name=False)
+        return cast("SdkServerNotification", model.model_validate(notification, by_name=False))
     except ValidationError as invalid:
         problems = _problems(invalid)
     # Raised outside the except block: pydantic's error, whose text quotes values, is then
     # not even the __context__ (``from None`` would only hide it from display); and with
     # the notification dropped, a traceback's captured locals show no value either.
-    notification = None
+    notification = None  # type: ignore[assignment]
     raise NotificationModelError("invalid params", problems)
 
 
@@ -117,14 +125,14 @@ def from_server_notification(model: sdk.ServerNotification | sdk.Notification[An
     return mcp_notifications.Notification(model.model_dump(by_alias=True, mode="json", exclude_none=True))
 
 
-def sdk_error_data(error: ErrorData) -> Any:
+def sdk_error_data(error: ErrorData) -> sdk.ErrorData:
     """The SDK's ``mcp.types.ErrorData`` for a frame's ErrorData (``data`` None stays unset)."""
     if error.data is None:
         return sdk.ErrorData(code=error.code, message=error.message)
     return sdk.ErrorData(code=error.code, message=error.message, data=error.data)
 
 
-def from_sdk_error_data(error: Any) -> ErrorData:
+def from_sdk_error_data(error: sdk.ErrorData) -> ErrorData:
     """A frame's ErrorData for the SDK's: ValueError where the code is no i32, as rmcp's is."""
     if not isinstance(error, sdk.ErrorData):
         raise TypeError(f"expected mcp.types.ErrorData, not {type(error).__name__}")

@@ -65,7 +65,7 @@ class Phase(enum.Enum):
 class Step:
     """What one event asks of the proxy, in this order: send, deliver, ask for values, finish."""
 
-    send: list[Any] = field(default_factory=list)
+    send: list[tools_begin.Frame] = field(default_factory=list)
     """Frames to send on the tools-begin response, in order."""
     deliver: list[Hashable] = field(default_factory=list)
     """Exchanges to deliver to the program now, in order."""
@@ -89,10 +89,11 @@ class ToolContainerProxy:
 
     def __init__(self, codec: ModuleType = tools_begin) -> None:
         self._codec = codec
-        self.phase = Phase.NOT_BEGUN
+        self.phase: Phase = Phase.NOT_BEGUN
+        """Where the response stands."""
         self.declaration: dict[str, Mode] = {}
         self.rotating: tuple[str, ...] = ()
-        self.gated = False
+        self.gated: bool = False
         """Deliveries wait for a feed: after Begun and after every Inactive, where a secret was declared."""
         self.in_flight: set[Hashable] = set()
         """Exchanges delivered and not yet answered."""
@@ -100,7 +101,8 @@ class ToolContainerProxy:
         """Exchanges counted in this period but waiting for a feed."""
         self.waiting: list[Hashable] = []
         """Exchanges opened while collecting: they open the next period."""
-        self.periods = 0
+        self.periods: int = 0
+        """How many periods an Inactive has closed."""
 
     def __repr__(self) -> str:
         try:

@@ -81,12 +81,12 @@ class Outbox:
         if max_bytes < 1:
             raise ValueError("max_bytes must be at least 1")
         self._queue: deque[bytes] = deque()
-        self.max_bytes = max_bytes
-        self.queued_bytes = 0
-        self.high_water = 0
-        self.accepted = 0
-        self.dropped = 0
-        self.abandoned = 0
+        self.max_bytes: int = max_bytes
+        self.queued_bytes: int = 0
+        self.high_water: int = 0
+        self.accepted: int = 0
+        self.dropped: int = 0
+        self.abandoned: int = 0
         self._oversized = 0  # the size of the one queued payload over max_bytes, if any
 
     def __repr__(self) -> str:
@@ -136,11 +136,11 @@ class Outbox:
         """Up to ``max_items`` payloads, oldest first, removed from the queue."""
         queue = self._queue
         if max_items >= len(queue):  # the driver takes all: one copy, no loop
-            taken = list(queue)
+            taken: list[bytes] = list(queue)
             queue.clear()
             self.queued_bytes = self._oversized = 0
             return taken
-        taken: list[bytes] = []
+        taken = []
         while queue and len(taken) < max_items:
             taken.append(queue.popleft())
         size = sum(map(len, taken))
@@ -157,7 +157,7 @@ class Outbox:
         self.abandoned += count
         return count
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, int]:
         """The counters, for a log line or a report."""
         return {"accepted": self.accepted, "dropped": self.dropped, "abandoned": self.abandoned,
                 "high_water_bytes": self.high_water, "max_bytes": self.max_bytes}

@@ -89,7 +89,7 @@ class _PipeFlow(asyncio.Protocol):
 
     def __init__(self) -> None:
         loop = asyncio.get_running_loop()
-        self.resumed = asyncio.Event()
+        self.resumed: asyncio.Event = asyncio.Event()
         self.resumed.set()
         self.closed: asyncio.Future[None] = loop.create_future()
         self.failure: BaseException | None = None
@@ -111,7 +111,7 @@ class PipeWriter:
     """A ``ChannelWriter`` over a pipe, socket or terminal, through the event loop."""
 
     def __init__(self, transport: asyncio.WriteTransport, flow: _PipeFlow) -> None:
-        self.transport = transport
+        self.transport: asyncio.WriteTransport = transport
         self._flow = flow
 
     def write(self, data: bytes) -> None:
@@ -200,13 +200,13 @@ class ServerRelay:
     def __init__(self, command: Sequence[str], writer: ChannelWriter, options: RelayOptions = RelayOptions()) -> None:
         if not command:
             raise ValueError("the server command is empty")
-        self.command = list(command)
-        self.writer = writer
-        self.options = options
-        self.session = RelaySession(
+        self.command: list[str] = list(command)
+        self.writer: ChannelWriter = writer
+        self.options: RelayOptions = options
+        self.session: RelaySession = RelaySession(
             options.calls, requests=options.requests, protocol_version=options.protocol_version, max_line=options.max_line,
             outbox_bytes=options.outbox_bytes, until_answered=options.until_answered, frame=options.frame)
-        self.report = self.session.report
+        self.report: RelayReport = self.session.report
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._hurry = asyncio.Event()

@@ -76,8 +76,8 @@ class LineSplitter:
     def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
         if max_line < 1:
             raise ValueError("max_line must be at least 1")
-        self.max_line = max_line
-        self.too_large = 0
+        self.max_line: int = max_line
+        self.too_large: int = 0
         self._parts: list[bytes] = []
         self._held = 0
         self._skipping = False
@@ -194,18 +194,18 @@ class RelaySession:
     ) -> None:
         if max_line > MAX_RECORD_BYTES:
             raise ValueError(f"max_line must be at most {MAX_RECORD_BYTES}, what a record's length can say")
-        self.calls = list(calls)
-        self.requests = list(requests)
-        self.protocol_version = protocol_version
-        self.until_answered = until_answered
-        self.frame = frame
-        self.lines = LineSplitter(max_line)
-        self.outbox = Outbox(outbox_bytes)
-        self.report = RelayReport()
-        self.phase = Phase.INITIALIZING
+        self.calls: list[tuple[str, Any]] = list(calls)
+        self.requests: list[tuple[str, Any]] = list(requests)
+        self.protocol_version: str = protocol_version
+        self.until_answered: bool = until_answered
+        self.frame: Callable[[bytes], bytes | None] = frame
+        self.lines: LineSplitter = LineSplitter(max_line)
+        self.outbox: Outbox = Outbox(outbox_bytes)
+        self.report: RelayReport = RelayReport()
+        self.phase: Phase = Phase.INITIALIZING
         self.pending: set[int] = {INITIALIZE_ID}
         self.shutdown_reason: str | None = None
-        self.ended = False
+        self.ended: bool = False
 
     def start(self) -> bytes:
         """The ``initialize`` request, the first thing to write to the server."""

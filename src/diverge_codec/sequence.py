@@ -11,7 +11,8 @@ not read the request, and the checker ends in ``UNREADABLE``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ._implementation import IMPLEMENTATION
 from ._rules import (
@@ -25,7 +26,7 @@ else:
     from ._sequence_c import McpNotificationsChecker, ToolsBeginChecker
 
 
-def check(checker: ToolsBeginChecker | McpNotificationsChecker, payloads: Any, finished: bool = True) -> State:
+def check(checker: ToolsBeginChecker | McpNotificationsChecker, payloads: Iterable[bytes | bytearray | memoryview], finished: bool = True) -> State:
     """Feed every payload to a checker, then the finish if ``finished``: the final state."""
     for payload in payloads:
         checker.payload(payload)

@@ -122,8 +122,8 @@ class Progress:
 
     def __init__(self, err: IO[str]) -> None:
         self.err = err
-        self.drawn = False
-        self.last = time.monotonic()
+        self.drawn: bool = False
+        self.last: float = time.monotonic()
 
     @classmethod
     def on_terminal(cls, err: IO[str] | None, out: IO[str] | None) -> Progress | None:

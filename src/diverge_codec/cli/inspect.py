@@ -14,9 +14,10 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
+from types import ModuleType
 from typing import Any
 
-from .. import samples, stream
+from .. import mcp_notifications, samples, stream, tools_begin
 from ..errors import DecodeError, RemoteProtocolError, StreamError
 from ..sequence import McpNotificationsChecker, State, ToolsBeginChecker
 from . import _records
@@ -57,26 +58,26 @@ class Session:
     """One channel's capture: checks each payload, keeps the verdict and the counts, never the frames."""
 
     def __init__(self, channel: str, *, allow_late_error: bool = False) -> None:
-        self.channel = channel
-        self.codec = CHANNELS[channel]
+        self.channel: str = channel
+        self.codec: ModuleType = CHANNELS[channel]
         self.checker: ToolsBeginChecker | McpNotificationsChecker = (
             ToolsBeginChecker(self.codec) if channel == "tools-begin"
             else McpNotificationsChecker(self.codec, allow_error_after_notifications=allow_late_error)
         )
-        self.frames = 0
+        self.frames: int = 0
         self.verdict: dict[str, Any] | None = None
 
-    def frame(self, payload: Payload) -> Any:
+    def frame(self, payload: Payload) -> tools_begin.Frame | mcp_notifications.Frame | None:
         """Decode and check the next payload: the frame, or None when it decided the verdict (invalid)."""
         index = self.frames
         try:
-            frame = self.codec.decode(payload)
+            frame: tools_begin.Frame | mcp_notifications.Frame = self.codec.decode(payload)
         except DecodeError as error:
             self._fail("undecodable", index, None, f"frame {index} could not be decoded: {error}")
             return None
         self.frames += 1
         try:
-            self.checker.frame(frame)
+            self.checker.frame(frame)  # type: ignore[arg-type]  # the codec and the checker are one channel's
         except RemoteProtocolError as error:
             self._fail("violation", index, error.rule, str(error))
         return frame
