@@ -231,4 +231,7 @@ def test_a_consumer_that_goes_away_ends_the_relay_and_every_notification_is_acco
     _, err = process.communicate(timeout=60)
     report = _report(err)
     assert process.returncode == 0 and report["server"]["shutdown"] == "channel closed"
-    assert report["seen"] == report["relayed"] + report["dropped"]["backpressure"] and report["relayed"] >= 1
+    dropped = report["dropped"]
+    assert report["seen"] == report["relayed"] + sum(dropped.values()) and report["relayed"] >= 1
+    # The server, stopped by a signal in the middle of its output, may leave half a line: that one is invalid.
+    assert dropped["invalid"] <= 1 and dropped["too_large"] == 0
