@@ -54,6 +54,7 @@ def other_errors() -> list[BaseException]:
 
 
 def sdk_error() -> list[BaseException]:
+    pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
     mcp_sdk = pytest.importorskip("diverge_codec.mcp_sdk")
     frame = load("mcp_notifications", "py").Notification({"method": "notifications/progress", "params": {"progress": "x"}})
     return [caught(lambda: mcp_sdk.server_notification(frame))]

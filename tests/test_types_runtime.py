@@ -77,7 +77,8 @@ def test_a_proxy_step_sends_tools_begin_frames() -> None:
 
 
 def test_the_sdk_helpers_return_the_sdk_models_they_are_typed_with() -> None:
-    mcp_sdk = pytest.importorskip("diverge_codec.mcp_sdk", reason="the [mcp] extra is not installed")
+    pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
+    mcp_sdk = pytest.importorskip("diverge_codec.mcp_sdk")
     import mcp.types as sdk
     from mcp.shared.exceptions import MCPError
 
