@@ -13,6 +13,8 @@ from cpython.bytearray cimport PyByteArray_CheckExact
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDictProxy_New, PyDict_Copy, PyDict_DelItem, PyDict_GetItemWithError
 from cpython.number cimport PyNumber_InPlaceAdd
+from cpython.exc cimport PyErr_Clear, PyErr_ExceptionMatches
+from cpython.memoryview cimport PyMemoryView_GET_BUFFER
 from cpython.object cimport PyObject
 
 from diverge_codec._payload cimport new_shared_view, parse_body, payload_owner, tagged
@@ -77,19 +79,26 @@ cdef extern from "_tools_begin_scan.h":
     enum:
         DT_BUILT, DT_UNSURE, DT_FAILED
     object dt_declaration_or_none(const char* data, size_t size, object fixed, object rotating)
-    Py_ssize_t dt_payload_size(PyObject* secrets, PyObject* fixed, PyObject* rotating)
-    Py_ssize_t dt_write_payload(PyObject* secrets, PyObject* fixed, PyObject* rotating, char* into, Py_ssize_t capacity)
+    object dt_begun_payload(object secrets, object fixed, object rotating)
+    object dt_own(PyObject* reference)
+    object dt_raise()
+    void dt_set_loads(object loads)
+    PyObject* dt_call_loads(PyObject* loads, PyObject* argument)
 
 
-@cython.final
+dt_set_loads(_loads)  # the parser's C function, called directly where it is a one-argument builtin
+
+
 @cython.freelist(8)
-cdef class Begun:
-    """The connection has begun; these are the secrets the program takes, by name, in order. Tag 0.
+cdef class Begun:  # its fields and finality: _tools_begin_c.pxd
+    """Begun(secrets={})
+--
+
+The connection has begun; these are the secrets the program takes, by name, in order. Tag 0.
 
     ``secrets`` is a read-only view (name to Mode).
     """
 
-    cdef dict _secrets
     __match_args__ = ("secrets",)
     tag = Tag.BEGUN
 
@@ -127,12 +136,13 @@ cdef class Begun:
         return Begun, (self.secrets if self._secrets is None else self._secrets,)
 
 
-@cython.final
 @cython.freelist(8)
 cdef class Error:
-    """A failure, and the end of the scope: the provider's error. Tag 1."""
+    """Error(error)
+--
 
-    cdef object _error
+A failure, and the end of the scope: the provider's error. Tag 1."""
+
     __match_args__ = ("error",)
     tag = Tag.ERROR
 
@@ -169,16 +179,17 @@ cdef class Error:
         return Error, (self.error,)
 
 
-@cython.final
 @cython.freelist(32)
 cdef class Inactive:
-    """The last exchange was answered; these are the rotating secrets, by name. Tag 3.
+    """Inactive(values)
+--
+
+The last exchange was answered; these are the rotating secrets, by name. Tag 3.
 
     ``values`` is a read-only view; the values inside it are the caller's, and encode
     checks them again. The repr names the secrets and never shows a value.
     """
 
-    cdef dict _values
     __match_args__ = ("values",)
     tag = Tag.INACTIVE
 
@@ -237,7 +248,35 @@ def decode(payload):
             begun = Begun.__new__(Begun)
             begun._secrets = <dict>declared
             return begun
+    elif tag == 3 and _body_view is not None:
+        return _inactive(owner, data, size)
     return _parsed_frame(owner, data, size, tag)
+
+
+cdef object _inactive(object owner, const char* data, Py_ssize_t size):
+    """An Inactive through the shared view, with no exception handling on the way: parse_body inlined
+    (the view is pointed, read by orjson at once, and left idle). A parse failure is parsed again by
+    _parsed_frame, which words it; any other exception (a signal's, MemoryError) goes up as it is."""
+    cdef Inactive inactive = Inactive.__new__(Inactive)
+    cdef Py_buffer* buffer = PyMemoryView_GET_BUFFER(_body_view)
+    buffer.buf = <void*>(data + 1)
+    buffer.len = size - 1
+    buffer.shape[0] = size - 1
+    cdef PyObject* result = dt_call_loads(<PyObject*>_loads, <PyObject*>_body_view)
+    buffer.buf = <void*><char*>b""  # idle, it points at nothing that may be freed
+    buffer.len = 0
+    buffer.shape[0] = 0
+    if result == NULL:
+        if not PyErr_ExceptionMatches(_DecodeFailure):
+            return dt_raise()
+        PyErr_Clear()
+        return _parsed_frame(owner, data, size, 3)
+    parsed = dt_own(result)
+    if type(parsed) is not dict:
+        parsed = None  # a traceback's captured locals show no value
+        raise InactiveParseError(errors.NOT_AN_OBJECT)
+    inactive._values = <dict>parsed
+    return inactive
 
 
 cdef object _parsed_frame(object owner, const char* data, Py_ssize_t size, unsigned char tag):
@@ -309,18 +348,11 @@ cdef bytes _dumped(object frame, object body):
     raise errors.EncodeError(f"tools begin {type(frame).__name__} could not be encoded: {reason}")
 
 
-cdef bytes _begun_payload(dict secrets):
+cdef object _begun_payload(dict secrets):
     """A declaration's whole payload written in C, or None where a name needs escaping (orjson writes it)."""
     if not secrets:
         return _EMPTY_BEGUN
-    cdef Py_ssize_t size = dt_payload_size(<PyObject*>secrets, <PyObject*>_FIXED, <PyObject*>_ROTATING)
-    if size < 0:
-        return None
-    cdef bytes out = PyBytes_FromStringAndSize(NULL, size)
-    # The allocation may run a GC callback that changes the dict: the write checks every size again.
-    if dt_write_payload(<PyObject*>secrets, <PyObject*>_FIXED, <PyObject*>_ROTATING, PyBytes_AS_STRING(out), size) != size:
-        return None
-    return out
+    return dt_begun_payload(secrets, _FIXED, _ROTATING)
 
 
 cdef dict _error_body(object error):
@@ -383,3 +415,9 @@ def frame_inactive(values_json):
     if owner is None:
         raise errors.raw_json_type_error("frame_inactive", values_json)
     return tagged(3, data, size)
+
+
+def _read_declaration(body):
+    """The compiled reader's declaration of a Begun body (bytes-like), or None where it hands the body on: for the tests and the fuzzer."""
+    cdef bytes owned = bytes(body)  # held: data[size] is 0 and nothing can move it
+    return dt_declaration_or_none(PyBytes_AS_STRING(owned), <size_t>PyBytes_GET_SIZE(owned), _FIXED, _ROTATING)
