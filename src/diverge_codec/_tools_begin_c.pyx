@@ -11,7 +11,7 @@ written once. Inactive values and an error's body are orjson's to read and write
 cimport cython
 from cpython.bytearray cimport PyByteArray_CheckExact
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDictProxy_New, PyDict_Copy, PyDict_DelItem, PyDict_GetItemWithError
+from cpython.dict cimport PyDictProxy_New, PyDict_Copy
 from cpython.number cimport PyNumber_InPlaceAdd
 from cpython.exc cimport PyErr_Clear, PyErr_ExceptionMatches
 from cpython.memoryview cimport PyMemoryView_GET_BUFFER
@@ -76,8 +76,6 @@ cdef extern from "Python.h":
 
 
 cdef extern from "_tools_begin_scan.h":
-    enum:
-        DT_BUILT, DT_UNSURE, DT_FAILED
     object dt_declaration_or_none(const char* data, size_t size, object fixed, object rotating)
     object dt_begun_payload(object secrets, object fixed, object rotating)
     object dt_own(PyObject* reference)
@@ -328,7 +326,7 @@ cdef object _provider_error(object parsed):
     if type(message) is not str:
         return errors.MESSAGE_NOT_A_STRING
     cdef dict details = PyDict_Copy(parsed)
-    PyDict_DelItem(details, _MESSAGE)  # there: its value was read above, from this same dict's copy
+    details.pop(_MESSAGE, None)  # a GC callback during the copy may have changed the parsed dict: no KeyError
     error = _ProviderError.__new__(_ProviderError)
     PyObject_GenericSetAttr(error, _MESSAGE, message)  # the slots, past its __setattr__ that refuses
     PyObject_GenericSetAttr(error, "_details", details)
