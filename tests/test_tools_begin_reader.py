@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from conftest import ALLOW_NO_EXTENSION, load
 from diverge_codec import EncodeError, Mode, ProviderError, _json
 from diverge_codec.errors import ToolsBeginBegunParseError, ToolsBeginErrorParseError, ToolsBeginInactiveParseError
-from strategies import json_values, modes, mutated, names
+from strategies import dump, json_values, modes, mutated, names
 
 orjson = pytest.importorskip("orjson", reason="the reference is orjson's reading")
 if ALLOW_NO_EXTENSION:
@@ -105,7 +105,7 @@ spaced_bodies = st.lists(st.tuples(names, modes, st.sampled_from(["", " ", "\n",
     + b",".join(space.encode() + orjson.dumps(name) + b":" + space.encode() + orjson.dumps(mode) for name, mode, space in members)
     + b"}}")
 any_registration = st.dictionaries(st.sampled_from(["secrets", "other"]), st.dictionaries(names, modes | json_values, max_size=4) | json_values,
-                                   max_size=2).map(orjson.dumps)
+                                   max_size=2).map(dump)
 bodies = st.one_of(common_bodies, spaced_bodies, any_registration, mutated(common_bodies), mutated(spaced_bodies), st.binary(max_size=60))
 
 
