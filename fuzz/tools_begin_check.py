@@ -1,7 +1,8 @@
 """The compiled Begun reader's differential, without atheris: ``fuzz_tools_begin.py`` drives it, the tests call it.
 
 ``check(body)`` decodes ``b"\\x00" + body`` with both cores (bytes, bytearray and
-memoryview) and holds each to the reference, ``orjson.loads`` and the model's
+memoryview) and holds each to the reference, the JSON backend's ``loads`` (orjson; the
+stdlib path where orjson is forced off, which reads as orjson does) and the model's
 ``declaration_from_json``: the same declaration in the same order, or the same
 BegunParseError, word for word. The compiled reader's own verdict
 (``_read_declaration``) must be the reference's declaration or None (it handed the
@@ -14,9 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from diverge_codec import _tools_begin_c, _tools_begin_py
+from diverge_codec import _json, _tools_begin_c, _tools_begin_py
 from diverge_codec._json import failure_reason
 from diverge_codec._model import Refused, declaration_from_json
 from diverge_codec.errors import ToolsBeginBegunParseError, ToolsBeginFrameError
@@ -25,8 +24,8 @@ from diverge_codec.errors import ToolsBeginBegunParseError, ToolsBeginFrameError
 def reference(body: bytes) -> tuple[Any, ...]:
     """("begun", [(name, mode), ...]) or ("refused", message): what decode must give for tag 0 and body."""
     try:
-        parsed = orjson.loads(body)
-    except orjson.JSONDecodeError as error:
+        parsed = _json.loads(body)
+    except _json.DecodeFailure as error:
         return ("refused", str(ToolsBeginBegunParseError(failure_reason(error))))
     try:
         declared = declaration_from_json(parsed)
