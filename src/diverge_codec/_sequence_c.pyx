@@ -19,7 +19,9 @@ from cpython.long cimport PyLong_AsLongAndOverflow, PyLong_Check
 from cpython.object cimport PyObject
 from cpython.set cimport PySet_Contains
 
-from diverge_codec._model import McpNotificationsTag, Mode, ToolsBeginTag
+from diverge_codec._tools_begin_c cimport Begun as _Begun, Inactive as _Inactive
+
+from diverge_codec._model import ACTIVE, McpNotificationsTag, Mode, ToolsBeginTag
 from diverge_codec._rules import (
     MCP_NOTIFICATIONS_FINISH, MCP_NOTIFICATIONS_RULES, MCP_NOTIFICATIONS_RULES_LATE_ERROR, TOOLS_BEGIN_FINISH,
     TOOLS_BEGIN_RULES, Rule, State, rotating_mismatch,
@@ -35,11 +37,13 @@ cdef enum:
 
 cdef enum:
     BEGUN = 0
+    ACTIVE_TAG = 2
     INACTIVE = 3
     NOTIFICATION = 0
 
 cdef tuple _RULES = tuple(Rule)
 cdef object _ROTATING = Mode.ROTATING
+cdef object _ACTIVE = ACTIVE
 cdef object _ENDED_WITH_ERROR = State.ENDED_WITH_ERROR
 cdef object _UNREADABLE = State.UNREADABLE
 
@@ -227,7 +231,10 @@ cdef class _Checker:
 
 @cython.final
 cdef class ToolsBeginChecker(_Checker):
-    """Checks a tools-begin response sequence: Begun, then periods of Active and Inactive; or an Error.
+    """ToolsBeginChecker(codec=None)
+--
+
+Checks a tools-begin response sequence: Begun, then periods of Active and Inactive; or an Error.
 
     ``declaration`` is what Begun declared (None before it), ``periods`` the number
     of periods closed by an Inactive.
@@ -254,7 +261,31 @@ cdef class ToolsBeginChecker(_Checker):
     def frame(self, frame):
         """Check one frame; raises RemoteProtocolError at once if it breaks a rule."""
         cdef int tag
-        cdef int code = self._allowed(frame, &tag)
+        cdef int code
+        cdef object kind = type(frame)
+        cdef dict held
+        if self._ready:  # the compiled core's frames, where the rules allow them: their fields, no call
+            if frame is _ACTIVE:
+                code = self._table[self._row * MAX_TAGS + ACTIVE_TAG]
+                if code >= 0:
+                    self._advance(code, ACTIVE_TAG)
+                    return
+            elif kind is _Inactive:
+                held = (<_Inactive>frame)._values
+                code = self._table[self._row * MAX_TAGS + INACTIVE]
+                if held is not None and code >= 0 and _same_names(held, self.rotating):
+                    self.periods += 1
+                    self._advance(code, INACTIVE)
+                    return
+            elif kind is _Begun:
+                held = (<_Begun>frame)._secrets
+                code = self._table[self._row * MAX_TAGS + BEGUN]
+                if held is not None and code >= 0:
+                    self.declaration = held.copy()
+                    self.rotating = frozenset([name for name, mode in held.items() if mode is _ROTATING])
+                    self._advance(code, BEGUN)
+                    return
+        code = self._allowed(frame, &tag)  # any other frame, and every refusal: the general path
         if tag == INACTIVE:
             values, rotating = frame.values, self.rotating
             if not _same_names(values, rotating):
@@ -271,7 +302,10 @@ cdef class ToolsBeginChecker(_Checker):
 
 @cython.final
 cdef class McpNotificationsChecker(_Checker):
-    """Checks an mcp-notifications sequence: notifications in order, or one Error first, then the finish.
+    """McpNotificationsChecker(codec=None, *, allow_error_after_notifications=False)
+--
+
+Checks an mcp-notifications sequence: notifications in order, or one Error first, then the finish.
 
     The page puts the Error before any notification; the Rust doc comment speaks of
     an Error ending a stream that stopped. ``allow_error_after_notifications=True``

@@ -1,15 +1,21 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, binding=False, always_allow_keywords=False
 """The tools-begin response codec, compiled: the twin of ``_tools_begin_py.py``, same names, same behaviour.
 
-Tag split, dispatch and frame building happen here; JSON bodies go to orjson
-(through ``_json``); the rules for a registration and an error are the shared
-model's, so they are written once.
+Every variant is decoded and encoded here with no call into Python code: a Begun's
+registration is read straight from its bytes and written straight to them
+(``_tools_begin_scan.h``) in its common form; any other form goes to orjson (through
+``_json``) and the shared model's rules, which word every refusal, so the rules are
+written once. Inactive values and an error's body are orjson's to read and write.
 """
 
 cimport cython
 from cpython.bytearray cimport PyByteArray_CheckExact
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDictProxy_New
+from cpython.dict cimport PyDictProxy_New, PyDict_Copy
+from cpython.number cimport PyNumber_InPlaceAdd
+from cpython.exc cimport PyErr_Clear, PyErr_ExceptionMatches
+from cpython.memoryview cimport PyMemoryView_GET_BUFFER
+from cpython.object cimport PyObject
 
 from diverge_codec._payload cimport new_shared_view, parse_body, payload_owner, tagged
 from diverge_codec._values cimport encodable
@@ -57,17 +63,40 @@ cdef object _failure_reason = _json.failure_reason
 cdef object _ACTIVE = ACTIVE
 cdef object _EMPTY = {}
 cdef str _CHANNEL = "tools begin"
+cdef object _FIXED = Mode.FIXED
+cdef object _ROTATING = Mode.ROTATING
+cdef type _ProviderError = ProviderError
+cdef object _Refused = Refused
+cdef str _MESSAGE = "message"
+cdef bytes _EMPTY_BEGUN = b"\x00{}"
 
 
-@cython.final
+cdef extern from "Python.h":
+    int PyObject_GenericSetAttr(object obj, object name, object value) except -1
+
+
+cdef extern from "_tools_begin_scan.h":
+    object dt_declaration_or_none(const char* data, size_t size, object fixed, object rotating)
+    object dt_begun_payload(object secrets, object fixed, object rotating)
+    object dt_own(PyObject* reference)
+    object dt_raise()
+    void dt_set_loads(object loads)
+    PyObject* dt_call_loads(PyObject* loads, PyObject* argument)
+
+
+dt_set_loads(_loads)  # the parser's C function, called directly where it is a one-argument builtin
+
+
 @cython.freelist(8)
-cdef class Begun:
-    """The connection has begun; these are the secrets the program takes, by name, in order. Tag 0.
+cdef class Begun:  # its fields and finality: _tools_begin_c.pxd
+    """Begun(secrets={})
+--
+
+The connection has begun; these are the secrets the program takes, by name, in order. Tag 0.
 
     ``secrets`` is a read-only view (name to Mode).
     """
 
-    cdef dict _secrets
     __match_args__ = ("secrets",)
     tag = Tag.BEGUN
 
@@ -105,12 +134,13 @@ cdef class Begun:
         return Begun, (self.secrets if self._secrets is None else self._secrets,)
 
 
-@cython.final
 @cython.freelist(8)
 cdef class Error:
-    """A failure, and the end of the scope: the provider's error. Tag 1."""
+    """Error(error)
+--
 
-    cdef object _error
+A failure, and the end of the scope: the provider's error. Tag 1."""
+
     __match_args__ = ("error",)
     tag = Tag.ERROR
 
@@ -147,16 +177,17 @@ cdef class Error:
         return Error, (self.error,)
 
 
-@cython.final
 @cython.freelist(32)
 cdef class Inactive:
-    """The last exchange was answered; these are the rotating secrets, by name. Tag 3.
+    """Inactive(values)
+--
+
+The last exchange was answered; these are the rotating secrets, by name. Tag 3.
 
     ``values`` is a read-only view; the values inside it are the caller's, and encode
     checks them again. The repr names the secrets and never shows a value.
     """
 
-    cdef dict _values
     __match_args__ = ("values",)
     tag = Tag.INACTIVE
 
@@ -199,6 +230,7 @@ def decode(payload):
     cdef const char* data = NULL
     cdef Py_ssize_t size = 0
     cdef object owner = payload_owner(payload, &data, &size)
+    cdef Begun begun
     if owner is None:
         raise errors.payload_type_error(_CHANNEL, payload)
     if size == 0:
@@ -208,7 +240,46 @@ def decode(payload):
         return _ACTIVE
     if tag > 3:
         raise UnknownTagError(tag)
-    cdef object reason = None
+    if tag == 0:  # owner is a bytes object: data[size] is 0, and nothing can move the bytes
+        declared = dt_declaration_or_none(data + 1, <size_t>(size - 1), _FIXED, _ROTATING)
+        if declared is not None:
+            begun = Begun.__new__(Begun)
+            begun._secrets = <dict>declared
+            return begun
+    elif tag == 3 and _body_view is not None:
+        return _inactive(owner, data, size)
+    return _parsed_frame(owner, data, size, tag)
+
+
+cdef object _inactive(object owner, const char* data, Py_ssize_t size):
+    """An Inactive through the shared view, with no exception handling on the way: parse_body inlined
+    (the view is pointed, read by orjson at once, and left idle). A parse failure is parsed again by
+    _parsed_frame, which words it; any other exception (a signal's, MemoryError) goes up as it is."""
+    cdef Inactive inactive = Inactive.__new__(Inactive)
+    cdef Py_buffer* buffer = PyMemoryView_GET_BUFFER(_body_view)
+    buffer.buf = <void*>(data + 1)
+    buffer.len = size - 1
+    buffer.shape[0] = size - 1
+    cdef PyObject* result = dt_call_loads(<PyObject*>_loads, <PyObject*>_body_view)
+    buffer.buf = <void*><char*>b""  # idle, it points at nothing that may be freed
+    buffer.len = 0
+    buffer.shape[0] = 0
+    if result == NULL:
+        if not PyErr_ExceptionMatches(_DecodeFailure):
+            return dt_raise()
+        PyErr_Clear()
+        return _parsed_frame(owner, data, size, 3)
+    parsed = dt_own(result)
+    if type(parsed) is not dict:
+        parsed = None  # a traceback's captured locals show no value
+        raise InactiveParseError(errors.NOT_AN_OBJECT)
+    inactive._values = <dict>parsed
+    return inactive
+
+
+cdef object _parsed_frame(object owner, const char* data, Py_ssize_t size, unsigned char tag):
+    """The frame from the body orjson parses; a refusal raised as the variant's ParseError."""
+    cdef object reason
     cdef Begun begun
     cdef Error error
     cdef Inactive inactive
@@ -217,27 +288,49 @@ def decode(payload):
     except _DecodeFailure as problem:
         reason = _failure_reason(problem)
     else:
-        try:
-            if tag == 3:
-                if type(parsed) is not dict:
-                    raise Refused(errors.NOT_AN_OBJECT)
+        if tag == 3:
+            if type(parsed) is dict:
                 inactive = Inactive.__new__(Inactive)
-                inactive._values = parsed
+                inactive._values = <dict>parsed
                 return inactive
-            if tag == 0:
+            reason = errors.NOT_AN_OBJECT
+        elif tag == 1:
+            reason = _provider_error(parsed)
+            if type(reason) is _ProviderError:
+                error = Error.__new__(Error)
+                error._error = reason
+                return error
+        else:
+            reason = None
+            try:
+                declared = declaration_from_json(parsed)  # the model's rules word each refusal
+            except _Refused as refused:
+                reason = refused.reason
+            if reason is None:
                 begun = Begun.__new__(Begun)
-                begun._secrets = declaration_from_json(parsed)
+                begun._secrets = declared
                 return begun
-            error = Error.__new__(Error)
-            error._error = provider_error_from_json(parsed)
-            return error
-        except Refused as refused:
-            reason = refused.reason
+    parsed = None  # a traceback's captured locals show no value
     if tag == 0:
         raise BegunParseError(reason)
     if tag == 3:
         raise InactiveParseError(reason)
     raise ErrorParseError(reason)
+
+
+cdef object _provider_error(object parsed):
+    """provider_error_from_json in C: the ProviderError, or the reason (a str) it is none."""
+    if type(parsed) is not dict:
+        return errors.NOT_AN_OBJECT
+    message = (<dict>parsed).get(_MESSAGE)
+    if type(message) is not str:
+        return errors.MESSAGE_NOT_A_STRING
+    cdef dict details = PyDict_Copy(parsed)
+    details.pop(_MESSAGE, None)  # a GC callback during the copy may have changed the parsed dict: no KeyError
+    error = _ProviderError.__new__(_ProviderError)
+    PyObject_GenericSetAttr(error, _MESSAGE, message)  # the slots, past its __setattr__ that refuses
+    PyObject_GenericSetAttr(error, "_details", details)
+    return error
 
 
 cdef bytes _dumped(object frame, object body):
@@ -253,50 +346,63 @@ cdef bytes _dumped(object frame, object body):
     raise errors.EncodeError(f"tools begin {type(frame).__name__} could not be encoded: {reason}")
 
 
-cdef bytes _body(object frame, unsigned char* tag):
-    """The JSON of a frame, and its tag."""
+cdef object _begun_payload(dict secrets):
+    """A declaration's whole payload written in C, or None where a name needs escaping (orjson writes it)."""
+    if not secrets:
+        return _EMPTY_BEGUN
+    return dt_begun_payload(secrets, _FIXED, _ROTATING)
+
+
+cdef dict _error_body(object error):
+    """ProviderError.to_json in C: message first, then the details in order."""
+    cdef dict body = {_MESSAGE: error.message}
+    body.update(error._details)
+    return body
+
+
+cdef bytes _payload(object frame):
+    """The payload of a frame (the tag, then its JSON), or TypeError / EncodeError."""
     cdef object kind = type(frame)
     cdef dict secrets
     cdef object body
+    cdef unsigned char tag
+    cdef bytes written
     if kind is Inactive:
-        tag[0] = 3
+        tag = 3
         body = (<Inactive>frame)._values
     elif kind is Begun:
-        tag[0] = 0
+        tag = 0
         secrets = (<Begun>frame)._secrets
-        body = secrets if secrets is None else {"secrets": {k: (<object>m).value for k, m in secrets.items()}} if secrets else {}
+        if secrets is not None:
+            written = _begun_payload(secrets)
+            if written is not None:
+                return written
+        body = secrets if secrets is None else {"secrets": {k: (<object>m).value for k, m in secrets.items()}}
     elif kind is Error:
-        tag[0] = 1
+        tag = 1
         body = (<Error>frame)._error
         if body is not None:
-            body = body.to_json()
+            body = _error_body(body)
+    elif frame is _ACTIVE:
+        return b"\x02"
     else:
         raise TypeError(f"not a tools begin response frame: {kind.__name__}")
     if body is None:
         raise never_initialised(_CHANNEL, frame)
-    return _dumped(frame, body)
+    written = _dumped(frame, body)
+    return tagged(tag, PyBytes_AS_STRING(written), PyBytes_GET_SIZE(written))
 
 
 def encode(frame):
     """The payload for a frame: its tag, then its JSON (Active: the tag alone)."""
-    if frame is _ACTIVE:
-        return b"\x02"
-    cdef unsigned char tag = 0
-    cdef bytes body = _body(frame, &tag)
-    return tagged(tag, PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body))
+    return _payload(frame)
 
 
-def encode_into(frame, out):
-    """Append a frame's payload to ``out``, a bytearray."""
-    if not PyByteArray_CheckExact(out):
-        raise TypeError(f"encode_into appends to a bytearray, not {type(out).__name__}")
-    if frame is _ACTIVE:
-        (<bytearray>out).append(2)
-        return
-    cdef unsigned char tag = 0
-    cdef bytes body = _body(frame, &tag)
-    (<bytearray>out).append(tag)
-    (<bytearray>out).extend(body)
+def encode_into(frame, buffer):
+    """Append a frame's payload (``encode(frame)``, exactly) to ``buffer``, a bytearray; on failure it is left as it was."""
+    if not PyByteArray_CheckExact(buffer):
+        raise TypeError(f"encode_into appends to a bytearray, not {type(buffer).__name__}")
+    PyNumber_InPlaceAdd(buffer, _payload(frame))  # one resize and copy, or none
 
 
 def frame_inactive(values_json):
@@ -307,3 +413,9 @@ def frame_inactive(values_json):
     if owner is None:
         raise errors.raw_json_type_error("frame_inactive", values_json)
     return tagged(3, data, size)
+
+
+def _read_declaration(body):
+    """The compiled reader's declaration of a Begun body (bytes-like), or None where it hands the body on: for the tests and the fuzzer."""
+    cdef bytes owned = bytes(body)  # held: data[size] is 0 and nothing can move it
+    return dt_declaration_or_none(PyBytes_AS_STRING(owned), <size_t>PyBytes_GET_SIZE(owned), _FIXED, _ROTATING)

@@ -250,16 +250,11 @@ def encode(frame: Frame, /) -> bytes:
     return _TAGS[type(frame)] + body
 
 
-def encode_into(frame: Frame, out: bytearray) -> None:
-    """Append a frame's payload to ``out``, a bytearray."""
-    if type(out) is not bytearray:
-        raise TypeError(f"encode_into appends to a bytearray, not {type(out).__name__}")
-    if frame is ACTIVE:
-        out.append(2)
-        return
-    body = _body(frame)
-    out += _TAGS[type(frame)]
-    out += body
+def encode_into(frame: Frame, buffer: bytearray) -> None:
+    """Append a frame's payload (``encode(frame)``, exactly) to ``buffer``, a bytearray; on failure it is left as it was."""
+    if type(buffer) is not bytearray:
+        raise TypeError(f"encode_into appends to a bytearray, not {type(buffer).__name__}")
+    buffer += encode(frame)  # the whole payload first: a refusal leaves the buffer untouched
 
 
 def frame_inactive(values_json: bytes | bytearray | memoryview, /) -> bytes:

@@ -1,0 +1,288 @@
+/* The tools-begin registration, read straight from its bytes, and written straight to them.
+ *
+ * Begun's body is {"secrets": {name: "fixed" | "rotating", ...}}, or {} (no secrets). The
+ * reader builds the ordered declaration (a dict of name to Mode) for the common form, whose
+ * names are strict UTF-8 without an escape (dc_string checks them, as the relay's scan does),
+ * and says DT_UNSURE for anything else: an escape, a duplicate name, another member, another
+ * mode or value, trailing bytes. The caller then hands the body to orjson and the model's
+ * checks, which accept, refuse and word exactly as before. What the reader accepts is a
+ * subset of the JSON orjson reads (JSON whitespace, strings without escapes in strict UTF-8
+ * with no control byte, two fixed literals), and it builds what orjson + declaration_from_json
+ * build from it, so it changes no acceptance and no error.
+ *
+ * It relies on data[size] == 0 (a bytes object's guarantee), as _jsonscan.h does: every
+ * byte-wise read stops at a byte that ends a token, and a NUL ends them all.
+ *
+ * Memory: data must be held in a bytes object (immutable) for the call. The only Python
+ * calls are the allocation of a name and the dict insert of exact str keys; neither runs
+ * Python code but a GC callback or a finalizer, which cannot move bytes, and the dict is
+ * ours (a callback that finds it through gc.get_objects and changes it changes only what
+ * this call returns: no pointer into it is kept across a call).
+ */
+#ifndef DIVERGE_CODEC_TOOLS_BEGIN_SCAN_H
+#define DIVERGE_CODEC_TOOLS_BEGIN_SCAN_H
+
+#include <Python.h>
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"  /* the relay's entry points, not used here */
+#endif
+#include "_jsonscan.h"
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+enum { DT_BUILT = 0, DT_UNSURE = 1, DT_FAILED = -1 };
+
+/* The names read last, by a hash of their bytes: a program declares the same names on every
+ * connection, and handing out the same str costs a compare where a new one costs a decode, an
+ * allocation and a hash (its hash is cached in the str). As orjson's key cache does, for ASCII
+ * names up to 64 bytes. Not on a free-threaded build, where threads would race on it. A slot is
+ * replaced after the new str is made (the allocation may run a GC callback that decodes too), and
+ * what it held is released last: freeing a str runs no Python code. */
+#define DT_CACHE_SLOTS 512
+#define DT_CACHE_MAX 64
+#ifndef Py_GIL_DISABLED
+static PyObject *dt_cache[DT_CACHE_SLOTS];
+#endif
+
+static inline int dt_ascii(const unsigned char *s, size_t len) {
+    size_t i = 0;
+    uint64_t word, any = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&word, s + i, 8);
+        any |= word;
+    }
+    for (; i < len; i++) any |= s[i];
+    return (any & DC_HIGH) == 0;
+}
+
+/* A new reference to the str of len strict-UTF-8 bytes at s (no escape), or NULL with an exception. */
+static PyObject *dt_name(const unsigned char *s, size_t len) {
+#ifndef Py_GIL_DISABLED
+    PyObject *name, *old;
+    uint32_t hash = 2166136261u;
+    size_t i, slot;
+    if (len > DT_CACHE_MAX || !dt_ascii(s, len)) return PyUnicode_DecodeUTF8((const char *)s, (Py_ssize_t)len, NULL);
+    for (i = 0; i < len; i++) hash = (hash ^ s[i]) * 16777619u;
+    slot = (hash ^ (uint32_t)len) % DT_CACHE_SLOTS;
+    name = dt_cache[slot];
+    if (name && (size_t)PyUnicode_GET_LENGTH(name) == len && memcmp(PyUnicode_1BYTE_DATA(name), s, len) == 0) {
+        Py_INCREF(name);
+        return name;
+    }
+    name = PyUnicode_New((Py_ssize_t)len, 127);
+    if (!name) return NULL;
+    memcpy(PyUnicode_1BYTE_DATA(name), s, len);
+    old = dt_cache[slot];
+    Py_INCREF(name);
+    dt_cache[slot] = name;
+    Py_XDECREF(old);
+    return name;
+#else
+    return PyUnicode_DecodeUTF8((const char *)s, (Py_ssize_t)len, NULL);
+#endif
+}
+
+static inline size_t dt_skip(const unsigned char *s, size_t pos) {
+    while (dc_space(s[pos])) pos++;
+    return pos;
+}
+
+/* Read a Begun body (data[size] == 0). DT_BUILT with a new dict in *out; DT_UNSURE (the parser
+ * decides); DT_FAILED with a Python exception set (only an allocation failure). */
+static int dt_declaration(const char *data, size_t size, PyObject *fixed, PyObject *rotating, PyObject **out) {
+    const unsigned char *s = (const unsigned char *)data;
+    size_t pos, next, start;
+    Py_ssize_t before;
+    int escaped = 0, stored;
+    PyObject *declared, *name, *mode;
+
+    *out = NULL;
+    pos = dt_skip(s, 0);
+    if (s[pos] != '{') return DT_UNSURE;
+    pos = dt_skip(s, pos + 1);
+    if (s[pos] == '}') {  /* {}: no secrets */
+        if (dt_skip(s, pos + 1) != size) return DT_UNSURE;
+        *out = PyDict_New();
+        return *out ? DT_BUILT : DT_FAILED;
+    }
+    if (!dc_literal(s, pos, "\"secrets\"", 9)) return DT_UNSURE;
+    pos = dt_skip(s, pos + 9);
+    if (s[pos] != ':') return DT_UNSURE;
+    pos = dt_skip(s, pos + 1);
+    if (s[pos] != '{') return DT_UNSURE;
+    pos = dt_skip(s, pos + 1);
+    declared = PyDict_New();
+    if (!declared) return DT_FAILED;
+    if (s[pos] != '}') {
+        for (;;) {
+            if (s[pos] != '"') goto unsure;
+            next = dc_string(s, pos, size, &escaped);
+            if (!next || escaped) goto unsure;
+            start = pos + 1;
+            pos = dt_skip(s, next);
+            if (s[pos] != ':') goto unsure;
+            pos = dt_skip(s, pos + 1);
+            if (dc_literal(s, pos, "\"fixed\"", 7)) {
+                mode = fixed;
+                pos += 7;
+            } else if (dc_literal(s, pos, "\"rotating\"", 10)) {
+                mode = rotating;
+                pos += 10;
+            } else {
+                goto unsure;
+            }
+            name = dt_name(s + start, next - 1 - start);
+            if (!name) goto failed;
+            before = PyDict_GET_SIZE(declared);
+            stored = PyDict_SetItem(declared, name, mode);
+            Py_DECREF(name);
+            if (stored < 0) goto failed;
+            if (PyDict_GET_SIZE(declared) != before + 1) goto unsure;  /* a duplicate: the parser's order rules */
+            pos = dt_skip(s, pos);
+            if (s[pos] == ',') {
+                pos = dt_skip(s, pos + 1);
+                continue;
+            }
+            if (s[pos] == '}') break;
+            goto unsure;
+        }
+    }
+    pos = dt_skip(s, pos + 1);  /* past the declaration's '}' */
+    if (s[pos] != '}') goto unsure;
+    if (dt_skip(s, pos + 1) != size) goto unsure;
+    *out = declared;
+    return DT_BUILT;
+unsure:
+    Py_DECREF(declared);
+    return DT_UNSURE;
+failed:
+    Py_DECREF(declared);
+    return DT_FAILED;
+}
+
+/* dt_declaration for Cython: the dict (new), None where the reader is not sure, NULL on failure. */
+static PyObject *dt_declaration_or_none(const char *data, size_t size, PyObject *fixed, PyObject *rotating) {
+    PyObject *out;
+    int status = dt_declaration(data, size, fixed, rotating, &out);
+    if (status == DT_BUILT) return out;
+    if (status == DT_FAILED) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* The parser's own C function where it is a one-argument builtin (orjson.loads is): the call
+ * then skips the generic vectorcall's checks, as Cython does for such a builtin. */
+typedef PyObject *(*dt_one_arg)(PyObject *, PyObject *);
+static dt_one_arg dt_loads_function = NULL;
+static PyObject *dt_loads_self = NULL;
+
+static void dt_set_loads(PyObject *loads) {
+    if (PyCFunction_CheckExact(loads) && (PyCFunction_GET_FLAGS(loads) & ~METH_COEXIST) == METH_O) {
+        dt_loads_self = PyCFunction_GET_SELF(loads);
+        Py_XINCREF(dt_loads_self);  /* held for good, as the function is */
+        dt_loads_function = (dt_one_arg)PyCFunction_GET_FUNCTION(loads);
+    }
+}
+
+/* loads(argument): a new reference, or NULL with the exception set. */
+static inline PyObject *dt_call_loads(PyObject *loads, PyObject *argument) {
+    if (dt_loads_function) return dt_loads_function(dt_loads_self, argument);
+    return PyObject_CallOneArg(loads, argument);
+}
+
+/* For Cython: take a new reference as an object (o is not NULL); and NULL, to propagate the exception set. */
+static inline PyObject *dt_own(PyObject *o) { return o; }
+static inline PyObject *dt_raise(void) { return NULL; }
+
+#define DT_HEAD "{\"secrets\":{"
+#define DT_HEAD_SIZE 12
+
+/* The bytes a declaration's payload takes (the tag, {"secrets":{...}}), where every name is an
+ * exact ASCII str and every mode a Mode; else -1 (the caller writes it the general way). No
+ * Python code runs. Whether a name needs an escape is found while writing it. */
+static Py_ssize_t dt_payload_size(PyObject *secrets, PyObject *fixed, PyObject *rotating) {
+    Py_ssize_t position = 0, total = 1 + DT_HEAD_SIZE + 2;
+    PyObject *name, *mode;
+    while (PyDict_Next(secrets, &position, &name, &mode)) {
+        if (!PyUnicode_CheckExact(name) || !PyUnicode_IS_ASCII(name)) return -1;
+        if (mode == fixed) total += PyUnicode_GET_LENGTH(name) + 11;          /* "name":"fixed", */
+        else if (mode == rotating) total += PyUnicode_GET_LENGTH(name) + 14;  /* "name":"rotating", */
+        else return -1;
+    }
+    return total - (PyDict_GET_SIZE(secrets) ? 1 : 0);  /* no comma after the last */
+}
+
+/* Copy len ASCII bytes; 0 where one is a quote, a backslash or a control byte (orjson escapes them). */
+static inline int dt_copy_plain(char *into, const unsigned char *text, Py_ssize_t len) {
+    Py_ssize_t i = 0;
+    uint64_t word;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&word, text + i, 8);
+        if (dc_special(word)) return 0;
+        memcpy(into + i, &word, 8);
+    }
+    for (; i < len; i++) {
+        if (text[i] < 0x20 || text[i] == '"' || text[i] == '\\') return 0;
+        into[i] = (char)text[i];
+    }
+    return 1;
+}
+
+/* Write the payload into into[0..capacity): the bytes written; -1 where a name needs an escape or
+ * a name or mode is not the plain kind; -2 where it does not fit. Every write is checked against
+ * capacity. No Python code runs. */
+static Py_ssize_t dt_write_payload(PyObject *secrets, PyObject *fixed, PyObject *rotating, char *into, Py_ssize_t capacity) {
+    Py_ssize_t position = 0, at = 1 + DT_HEAD_SIZE, length;
+    PyObject *name, *mode;
+    int first = 1;
+    if (capacity < at + 2) return -2;
+    into[0] = 0;
+    memcpy(into + 1, DT_HEAD, DT_HEAD_SIZE);
+    while (PyDict_Next(secrets, &position, &name, &mode)) {
+        if (!PyUnicode_CheckExact(name) || !PyUnicode_IS_ASCII(name) || (mode != fixed && mode != rotating)) return -1;
+        length = PyUnicode_GET_LENGTH(name);
+        if (at + length + (mode == fixed ? 10 : 13) + !first + 2 > capacity) return -2;
+        if (!first) into[at++] = ',';
+        first = 0;
+        into[at++] = '"';
+        if (!dt_copy_plain(into + at, PyUnicode_1BYTE_DATA(name), length)) return -1;
+        at += length;
+        if (mode == fixed) {
+            memcpy(into + at, "\":\"fixed\"", 9);
+            at += 9;
+        } else {
+            memcpy(into + at, "\":\"rotating\"", 12);
+            at += 12;
+        }
+    }
+    into[at++] = '}';
+    into[at++] = '}';
+    return at;
+}
+
+#define DT_LOCAL 16384
+
+/* A Begun's whole payload as a new bytes object; None where a name or mode is not the plain kind
+ * (the caller writes it the general way); NULL with an exception on an allocation failure. One
+ * pass into a local buffer, then one allocation of the exact size; a declaration too large for it
+ * is measured first, and written again into the bytes object, checked against the measure (the
+ * allocation may have run a GC callback that changed the dict). */
+static PyObject *dt_begun_payload(PyObject *secrets, PyObject *fixed, PyObject *rotating) {
+    char local[DT_LOCAL];
+    Py_ssize_t size = dt_write_payload(secrets, fixed, rotating, local, DT_LOCAL);
+    PyObject *out;
+    if (size >= 0) return PyBytes_FromStringAndSize(local, size);
+    if (size == -1) Py_RETURN_NONE;
+    size = dt_payload_size(secrets, fixed, rotating);
+    if (size < 0) Py_RETURN_NONE;
+    out = PyBytes_FromStringAndSize(NULL, size);
+    if (!out) return NULL;
+    if (dt_write_payload(secrets, fixed, rotating, PyBytes_AS_STRING(out), size) != size) {
+        Py_DECREF(out);
+        Py_RETURN_NONE;
+    }
+    return out;
+}
+
+#endif
