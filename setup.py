@@ -37,6 +37,9 @@ SKIP = flag("DIVERGE_CODEC_PURE_BUILD") or ((PYPY or FREE_THREADED) and not REQU
 DEBUG = flag("DIVERGE_CODEC_DEBUG_BUILD") or any(
     option.startswith("-g") and option != "-g0" for option in os.environ.get("CFLAGS", "").split())
 MODULES = ["_tools_begin_c", "_mcp_notifications_c", "_stream_c", "_sequence_c"]
+# The C headers each module includes: an edit to one rebuilds the modules that use it.
+HEADERS = {"_tools_begin_c": ["src/diverge_codec/_tools_begin_scan.h", "src/diverge_codec/_jsonscan.h"],
+           "_mcp_notifications_c": ["src/diverge_codec/_jsonscan.h"]}
 DIRECTIVES = {
     "language_level": "3",
     # A text signature in each docstring: inspect.signature works on the METH_O builtins.
@@ -103,7 +106,8 @@ def extensions():
             raise
         warn("Cython is not available", error)
         return []
-    modules = [Extension(f"diverge_codec.{name}", [f"src/diverge_codec/{name}.pyx"]) for name in MODULES]
+    modules = [Extension(f"diverge_codec.{name}", [f"src/diverge_codec/{name}.pyx"], depends=HEADERS.get(name, []))
+               for name in MODULES]
     return cythonize(modules, compiler_directives=DIRECTIVES, include_path=["src"])
 
 
