@@ -54,6 +54,17 @@ def require_gc_inside_compiled_calls(implementation: str) -> None:
         pytest.skip("CPython 3.12+ collects only between bytecodes: no GC callback or finalizer runs inside a compiled call")
 
 
+def exports_lock_bytearrays() -> bool:
+    """Whether a bytearray with a live memoryview refuses to resize (CPython, PyPy 8; not PyPy 7.3.19)."""
+    data = bytearray(b"x")
+    with memoryview(data):
+        try:
+            data += b"y"
+        except BufferError:
+            return True
+    return False
+
+
 # Memory tests measure with tracemalloc, which is CPython's: elsewhere they skip, saying so.
 needs_tracemalloc = pytest.mark.skipif(
     not _has_tracemalloc(), reason="tracemalloc is CPython's (this Python has no _tracemalloc)"
