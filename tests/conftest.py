@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import importlib
 import os
+import sys
 from types import ModuleType
 
 import pytest
@@ -45,6 +46,23 @@ def require_gc_hooks() -> None:
     """Skip, saying why, where Python code cannot run at every collection nor collect at every allocation."""
     if not (hasattr(gc, "callbacks") and hasattr(gc, "set_threshold")):
         pytest.skip("gc.callbacks and gc.set_threshold are CPython's (this collector takes neither)")
+
+
+def require_gc_inside_compiled_calls(implementation: str) -> None:
+    """Skip a ``c`` case that needs a collection inside a compiled call: CPython 3.12+ never makes one."""
+    if implementation == "c" and sys.version_info >= (3, 12):
+        pytest.skip("CPython 3.12+ collects only between bytecodes: no GC callback or finalizer runs inside a compiled call")
+
+
+def exports_lock_bytearrays() -> bool:
+    """Whether a bytearray with a live memoryview refuses to resize (CPython, PyPy 8; not PyPy 7.3.19)."""
+    data = bytearray(b"x")
+    with memoryview(data):
+        try:
+            data += b"y"
+        except BufferError:
+            return True
+    return False
 
 
 # Memory tests measure with tracemalloc, which is CPython's: elsewhere they skip, saying so.

@@ -175,7 +175,9 @@ def test_a_large_record_costs_a_small_multiple_of_itself(baseline, tmp_path):
     path.write_bytes(samples.capture(small * 200 + [big] + small * 200))
     status, rss, last = peak([str(path), *MN])
     assert status == 0 and last == "verdict: ok: finished after 2001 notifications"
-    assert rss - baseline <= 4 * len(big) + ALLOWANCE
+    # PyPy's GC lets its heap grow to 1.82x what survived the last major collection before the next one
+    copies = 4 * 1.82 if sys.implementation.name == "pypy" else 4
+    assert rss - baseline <= copies * len(big) + ALLOWANCE, f"{(rss - baseline) / len(big):.2f} copies"
 
 
 def test_progress_is_drawn_on_a_terminal_and_cleared_when_done():

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import IMPLEMENTATIONS, load, require_gc_hooks
+from conftest import IMPLEMENTATIONS, load, require_gc_hooks, require_gc_inside_compiled_calls
 from diverge_codec._rules import Rule, State
 from diverge_codec.errors import DecodeError, LocalProtocolError, RemoteProtocolError, SequenceError, StreamError
 
@@ -411,6 +411,7 @@ def test_a_reader_not_initialised_says_so(impl):
 def test_a_reset_from_a_gc_callback_mid_feed_is_refused(impl, threshold, nth):
     # The known instance: the compiled feed checked its local buffer's length, then read
     # the length prefix from self._buffer, which a reset had replaced by an empty one.
+    require_gc_inside_compiled_calls(impl)
     reader = load("stream", impl).RecordReader()
     assert reader.feed(b"\x00\x00") == []
     log, count = [], [0]
@@ -457,6 +458,7 @@ def test_calls_fired_at_a_reader_mid_feed_leave_the_stream_whole(impl, source):
 @pytest.mark.parametrize("source", [from_gc, from_finalizers], ids=lambda source: source.__name__)
 def test_a_feed_or_close_inside_a_feed_is_refused(impl, source):
     # Chunks of whole records: a feed between two feeds, of a whole record, changes nothing there.
+    require_gc_inside_compiled_calls(impl)
     stream = load("stream", impl)
     payloads = [bytes([n % 256]) * (n % 7) for n in range(300)]
     chunk = b"".join(stream.record(p) for p in payloads)
@@ -652,6 +654,7 @@ def test_no_view_of_a_payload_that_does_not_hold_it_can_be_found_mid_decode(impl
 
 @pytest.mark.parametrize("channel, payload", DECODES)
 def test_a_decode_inside_a_decode_gives_the_same_frames_on_both_cores(channel, payload):
+    require_gc_inside_compiled_calls("c")
     results = []
     for impl in IMPLEMENTATIONS:
         codec = load(channel, impl)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import IMPLEMENTATIONS, load, require_gc_hooks
+from conftest import IMPLEMENTATIONS, exports_lock_bytearrays, load, require_gc_hooks
 
 
 @pytest.fixture(params=IMPLEMENTATIONS)
@@ -125,6 +125,8 @@ def test_out_refusals(sm):
     with pytest.raises(TypeError) as caught:
         sm.write_records(bytearray(), 5)
     assert str(caught.value) == "'int' object is not iterable"
+    if not exports_lock_bytearrays():
+        pytest.skip("this Python lets an exported bytearray grow (PyPy 7.3.19): there is no refusal to pass on")
     out = bytearray(b"xy")
     view = memoryview(out)
     with pytest.raises(BufferError) as caught:  # an exported bytearray cannot grow

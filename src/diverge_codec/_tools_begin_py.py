@@ -29,6 +29,7 @@ from ._model import (
     repr_begun,
     repr_error,
     repr_inactive,
+    unset_attribute,
     values_from,
 )
 from ._model import ToolsBeginTag as Tag
@@ -109,6 +110,11 @@ class Error:
 
     __setattr__: ClassVar[SetAttr] = _immutable
     __delattr__: ClassVar[DelAttr] = _immutable
+
+    def __getattr__(self, name: str) -> Any:
+        # Reached where the slot is unset (made with __new__): the compiled core's message, which
+        # CPython 3.13+ would otherwise give as "'diverge_codec._tools_begin_py.Error' object ...".
+        raise unset_attribute(self, name)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Error:
