@@ -21,8 +21,7 @@ CHANNELS = ("tools_begin", "mcp_notifications", "stream", "sequence")
 # which the .pyx files do not have yet; a METH_O function shows "/" only where the .pyx
 # declares it (``def decode(payload, /)``). Both are the .pyx owners' one-line changes.
 CLASSES_WITHOUT_TEXT_SIGNATURE = {
-    "tools_begin.Begun", "tools_begin.Error", "tools_begin.Inactive", "mcp_notifications.Error",
-    "mcp_notifications.Notification", "stream.RecordReader", "sequence.McpNotificationsChecker",
+    "tools_begin.Begun", "tools_begin.Error", "tools_begin.Inactive", "sequence.McpNotificationsChecker",
     "sequence.ToolsBeginChecker",
 }
 

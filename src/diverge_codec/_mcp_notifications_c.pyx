@@ -72,7 +72,10 @@ cdef str _META_INVALID = errors.META_INVALID
 @cython.final
 @cython.freelist(64)
 cdef class Notification:
-    """One notification, every member as the server sent it (``_meta`` and ``jsonrpc`` too). Tag 0.
+    """Notification(notification)
+--
+
+One notification, every member as the server sent it (``_meta`` and ``jsonrpc`` too). Tag 0.
 
     ``notification`` is a read-only view; the members inside it (``params``) are the
     caller's, and encode checks the whole notification again.
@@ -127,7 +130,10 @@ cdef class Notification:
 @cython.final
 @cython.freelist(8)
 cdef class Error:
-    """The stream ended early, and this is why: rmcp's ErrorData. Tag 1."""
+    """Error(error)
+--
+
+The stream ended early, and this is why: rmcp's ErrorData. Tag 1."""
 
     cdef object _error
     __match_args__ = ("error",)

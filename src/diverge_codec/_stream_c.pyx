@@ -224,7 +224,10 @@ cdef unsigned long long _length(bytearray buffer, unsigned long long limit) exce
 
 @cython.auto_pickle(False)
 cdef class RecordReader:
-    """Feed bytes as they arrive; get whole payloads back.
+    """RecordReader(max_record=16777216)
+--
+
+Feed bytes as they arrive; get whole payloads back.
 
     Each record is ``bytes``, except one that lies whole inside a fed ``bytes`` chunk:
     that one is a read-only memoryview into the chunk (zero-copy; bytes cannot change).
