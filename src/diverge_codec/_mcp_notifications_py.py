@@ -231,12 +231,10 @@ def encode(frame: Frame, /) -> bytes:
 
 
 def encode_into(frame: Frame, out: bytearray) -> None:
-    """Append a frame's payload to ``out``, a bytearray."""
+    """Append a frame's payload to ``out``, a bytearray; on any failure ``out`` is as it was."""
     if type(out) is not bytearray:
         raise TypeError(f"encode_into appends to a bytearray, not {type(out).__name__}")
-    body = _body(frame)
-    out.append(0 if type(frame) is Notification else 1)
-    out += body
+    out += encode(frame)  # one resize and copy: a tag appended alone would stay if the body's failed
 
 
 def frame_notification(raw_json: bytes | bytearray | memoryview, /) -> bytes:
