@@ -102,6 +102,36 @@ static inline char* dc_put_ascii(char* out, unsigned char c) {
     return out;
 }
 
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define DC_WORDS 1
+#include <stdint.h>
+/* A bit set in the byte of each of 8 ASCII bytes that JSON escapes (below 0x20, '"', '\\'):
+   exact in the lowest such byte, which is all the caller reads. */
+static inline uint64_t dc_escapes_in(uint64_t x) {
+    const uint64_t ones = 0x0101010101010101ULL;
+    uint64_t quote = x ^ (ones * '"'), backslash = x ^ (ones * '\\');
+    return ((x - ones * 0x20) | (quote - ones) | (backslash - ones)) & ~x & (ones * 0x80);
+}
+#else
+#define DC_WORDS 0
+#endif
+
+/* The length of the run of ASCII bytes from data that JSON writes as they are. */
+static inline Py_ssize_t dc_plain_run(const unsigned char* data, Py_ssize_t length) {
+    Py_ssize_t index = 0;
+#if DC_WORDS
+    while (index + 8 <= length) {
+        uint64_t word;
+        memcpy(&word, data + index, 8);
+        uint64_t found = dc_escapes_in(word);
+        if (found) return index + (__builtin_ctzll(found) >> 3);
+        index += 8;
+    }
+#endif
+    while (index < length && !dc_escapes[data[index]]) index++;
+    return index;
+}
+
 static int dc_write_str(dc_writer* w, PyObject* text) {
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     if (PyUnicode_IS_ASCII(text)) {
@@ -111,10 +141,10 @@ static int dc_write_str(dc_writer* w, PyObject* text) {
         *out++ = '"';
         Py_ssize_t index = 0;
         while (index < length) {
-            Py_ssize_t start = index;
-            while (index < length && !dc_escapes[data[index]]) index++;
-            memcpy(out, data + start, (size_t)(index - start));
-            out += index - start;
+            Py_ssize_t run = dc_plain_run(data + index, length - index);
+            memcpy(out, data + index, (size_t)run);
+            out += run;
+            index += run;
             if (index == length) break;
             /* an escape: room for it and for the rest, escaped or not */
             w->size = out - w->data;
@@ -158,7 +188,21 @@ static int dc_write_int(dc_writer* w, PyObject* value) {
     int overflow = 0;
     unsigned long long magnitude;
     int negative = 0;
-    long long signed_value = PyLong_AsLongLongAndOverflow(value, &overflow);
+    long long signed_value;
+#if PY_VERSION_HEX >= 0x030C0000
+    if (PyUnstable_Long_IsCompact((PyLongObject*)value))
+        signed_value = (long long)PyUnstable_Long_CompactValue((PyLongObject*)value);
+    else
+        signed_value = PyLong_AsLongLongAndOverflow(value, &overflow);
+#else
+    Py_ssize_t size = Py_SIZE(value);  /* one digit or none: the value is the digit, signed */
+    if (size == 0)
+        signed_value = 0;
+    else if (size == 1 || size == -1)
+        signed_value = (long long)size * (long long)((PyLongObject*)value)->ob_digit[0];
+    else
+        signed_value = PyLong_AsLongLongAndOverflow(value, &overflow);
+#endif
     if (overflow == 0) {
         if (signed_value < 0) {
             negative = 1;
@@ -198,21 +242,43 @@ static inline int dc_write_raw(dc_writer* w, const char* text, Py_ssize_t size) 
 
 static int dc_write_value(dc_writer* w, PyObject* value, int depth);
 
+/* Whether a str (exact) is the ASCII name of size bytes. */
+static inline int dc_str_is(PyObject* text, const char* name, Py_ssize_t size) {
+    return PyUnicode_GET_LENGTH(text) == size && PyUnicode_IS_ASCII(text) &&
+           memcmp(PyUnicode_1BYTE_DATA(text), name, (size_t)size) == 0;
+}
+
+/* The members' checks a notification's body must pass (its params may have changed since it was
+   made): DC_CHECK_BODY for the notification, whose params must be null or an object;
+   DC_CHECK_PARAMS for that object, whose _meta must be null or an object. A body that fails is
+   left to the caller (0), which words the refusal. */
+enum { DC_CHECK_NONE, DC_CHECK_BODY, DC_CHECK_PARAMS };
+
+static int dc_write_dict(dc_writer* w, PyObject* dict, int depth, int check) {
+    Py_ssize_t position = 0;
+    PyObject *key, *item;
+    if (!dc_write_raw(w, "{", 1)) return 0;
+    int first = 1;
+    while (PyDict_Next(dict, &position, &key, &item)) {
+        if (!first && !dc_write_raw(w, ",", 1)) return 0;
+        first = 0;
+        if (Py_TYPE(key) != &PyUnicode_Type || !dc_write_str(w, key) || !dc_write_raw(w, ":", 1)) return 0;
+        if (check == DC_CHECK_BODY && dc_str_is(key, "params", 6) && item != Py_None) {
+            if (Py_TYPE(item) != &PyDict_Type || depth + 1 > DC_WRITE_MAX_DEPTH ||
+                !dc_write_dict(w, item, depth + 1, DC_CHECK_PARAMS)) return 0;
+        } else if (check == DC_CHECK_PARAMS && dc_str_is(key, "_meta", 5) && item != Py_None &&
+                   Py_TYPE(item) != &PyDict_Type) {
+            return 0;
+        } else if (!dc_write_value(w, item, depth)) {
+            return 0;
+        }
+    }
+    return dc_write_raw(w, "}", 1);
+}
+
 static int dc_write_container(dc_writer* w, PyObject* container, int depth) {
     if (depth > DC_WRITE_MAX_DEPTH) return 0;
-    if (Py_TYPE(container) == &PyDict_Type) {
-        Py_ssize_t position = 0;
-        PyObject *key, *item;
-        if (!dc_write_raw(w, "{", 1)) return 0;
-        int first = 1;
-        while (PyDict_Next(container, &position, &key, &item)) {
-            if (!first && !dc_write_raw(w, ",", 1)) return 0;
-            first = 0;
-            if (Py_TYPE(key) != &PyUnicode_Type || !dc_write_str(w, key)) return 0;
-            if (!dc_write_raw(w, ":", 1) || !dc_write_value(w, item, depth)) return 0;
-        }
-        return dc_write_raw(w, "}", 1);
-    }
+    if (Py_TYPE(container) == &PyDict_Type) return dc_write_dict(w, container, depth, DC_CHECK_NONE);
     if (!dc_write_raw(w, "[", 1)) return 0;
     for (Py_ssize_t index = 0; index < PyList_GET_SIZE(container); index++) {
         if (index && !dc_write_raw(w, ",", 1)) return 0;
@@ -233,13 +299,17 @@ static int dc_write_value(dc_writer* w, PyObject* value, int depth) {
     return 0; /* a float, a subclass, anything else: the backend's, with the contract's checks */
 }
 
-/* The body's JSON after what w holds; 1 written, 0 left to the backend (w's size unspecified). */
-static int dc_write_json(dc_writer* w, PyObject* value) {
+/* The body's JSON after what w holds; 1 written, 0 left to the backend (w's size unspecified).
+   notification: the body is a notification's dict, and its params' shape is checked too. */
+static int dc_write_json(dc_writer* w, PyObject* value, int notification) {
 #ifdef Py_GIL_DISABLED
     (void)w;
     (void)value;
+    (void)notification;
     return 0;
 #else
+    if (notification)
+        return Py_TYPE(value) == &PyDict_Type && dc_write_dict(w, value, 1, DC_CHECK_BODY);
     return dc_write_value(w, value, 0);
 #endif
 }

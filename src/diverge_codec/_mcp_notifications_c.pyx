@@ -261,7 +261,7 @@ cdef extern from "_jsonwrite.h":
         Py_ssize_t size
     void dc_writer_init(dc_writer* w) noexcept
     void dc_writer_free(dc_writer* w) noexcept
-    bint dc_write_json(dc_writer* w, object value) noexcept
+    bint dc_write_json(dc_writer* w, object value, bint notification) noexcept
     bytes dc_writer_bytes(dc_writer* w)
     int dc_writer_append_to(dc_writer* w, object out) except -1
     int dc_append_tagged(object out, int tag_byte, const char* data, Py_ssize_t size) except -1
@@ -306,15 +306,26 @@ cdef bytes _backend_body(object body, object kind):
 
 
 cdef bytes _write(object frame, dc_writer* w):
-    """A frame's payload: into w, tag first, where the compiled writer takes the body (None returned); else the backend's, as bytes."""
-    cdef object body = _checked_body(frame)
-    cdef unsigned char tag = 0 if type(frame) is Notification else 1
+    """A frame's payload: into w, tag first, where the compiled writer takes the body (None returned); else the backend's, as bytes.
+
+    The writer checks a notification's params as it writes them: where it takes the body,
+    _params_problem would find nothing; where it does not, the checks run again in full.
+    """
+    cdef object body
+    cdef bint notification = type(frame) is Notification
+    if notification and (<Notification>frame)._notification is not None:
+        body = (<Notification>frame)._notification
+    else:
+        body = _checked_body(frame)
     dc_writer_init(w)
-    w.data[0] = <char>tag
+    w.data[0] = <char>(0 if notification else 1)
     w.size = 1
-    if dc_write_json(w, body):
+    if dc_write_json(w, body, notification):
         return None
     dc_writer_free(w)
+    if notification:
+        body = _checked_body(frame)  # the refusal of the params' shape comes first
+    cdef unsigned char tag = 0 if notification else 1
     cdef bytes raw = _backend_body(body, type(frame))
     return tagged(tag, PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))
 
