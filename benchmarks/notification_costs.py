@@ -80,7 +80,7 @@ def _collected(name: str, side: int, n: int) -> int:
 
 
 def instructions(name: str, side: int) -> float:
-    n = 200 if "64" in name else 20000  # start-up varies by ~0.7 M instructions from run to run
+    n = 100 if "64" in name else 20000  # start-up varies by ~0.7 M instructions from run to run
     return (_collected(name, side, 2 * n) - _collected(name, side, n)) / n
 
 

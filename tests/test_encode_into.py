@@ -258,3 +258,9 @@ def test_encode_into_appends_exactly_encode(mn):
     for frame in frames:
         mn.encode_into(frame, out)
     assert bytes(out) == b"".join(mn.encode(frame) for frame in frames)
+
+
+def test_the_buffer_is_named_as_tools_begin_names_it(mn):
+    out = bytearray()
+    mn.encode_into(mn.Notification({"method": "a"}), buffer=out)
+    assert out == b'\x00{"method":"a"}'

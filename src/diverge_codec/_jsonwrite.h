@@ -116,22 +116,6 @@ static inline uint64_t dc_escapes_in(uint64_t x) {
 #define DC_WORDS 0
 #endif
 
-/* The length of the run of ASCII bytes from data that JSON writes as they are. */
-static inline Py_ssize_t dc_plain_run(const unsigned char* data, Py_ssize_t length) {
-    Py_ssize_t index = 0;
-#if DC_WORDS
-    while (index + 8 <= length) {
-        uint64_t word;
-        memcpy(&word, data + index, 8);
-        uint64_t found = dc_escapes_in(word);
-        if (found) return index + (__builtin_ctzll(found) >> 3);
-        index += 8;
-    }
-#endif
-    while (index < length && !dc_escapes[data[index]]) index++;
-    return index;
-}
-
 static int dc_write_str(dc_writer* w, PyObject* text) {
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     if (PyUnicode_IS_ASCII(text)) {
@@ -140,12 +124,31 @@ static int dc_write_str(dc_writer* w, PyObject* text) {
         char* out = w->data + w->size;
         *out++ = '"';
         Py_ssize_t index = 0;
-        while (index < length) {
-            Py_ssize_t run = dc_plain_run(data + index, length - index);
-            memcpy(out, data + index, (size_t)run);
-            out += run;
-            index += run;
-            if (index == length) break;
+        for (;;) {
+            int escape = 0;
+#if DC_WORDS
+            /* 8 bytes at a time, stored whole before they are checked: where one needs an
+               escape, out moves only past the bytes before it, which overwrites the rest. */
+            while (index + 8 <= length) {
+                uint64_t word;
+                memcpy(&word, data + index, 8);
+                memcpy(out, &word, 8);
+                uint64_t found = dc_escapes_in(word);
+                if (found) {
+                    Py_ssize_t plain = __builtin_ctzll(found) >> 3;
+                    out += plain;
+                    index += plain;
+                    escape = 1;
+                    break;
+                }
+                out += 8;
+                index += 8;
+            }
+#endif
+            if (!escape) {
+                while (index < length && !dc_escapes[data[index]]) *out++ = (char)data[index++];
+                if (index == length) break;
+            }
             /* an escape: room for it and for the rest, escaped or not */
             w->size = out - w->data;
             if (!dc_writer_reserve(w, 6 + (length - index - 1) + 1)) return 0;
@@ -331,7 +334,25 @@ static int dc_append_tagged(PyObject* out, int tag, const char* data, Py_ssize_t
         PyErr_NoMemory();
         return -1;
     }
-    if (PyByteArray_Resize(out, before + size + (tag >= 0)) < 0) return -1;
+    Py_ssize_t after = before + size + (tag >= 0);
+    PyByteArrayObject* array = (PyByteArrayObject*)out;
+    if (after + 1 + (array->ob_start - array->ob_bytes) > array->ob_alloc && after < PY_SSIZE_T_MAX / 3) {
+        /* Room for half as much again first, then the size: a bytearray keeps its room when it
+           shrinks by less than half, so a caller appending frame after frame reallocates (and
+           copies what it holds) once in a while, not every eighth of its size, as bytearray's
+           own growth would. Without the memory for the room, the exact size is tried alone. */
+        if (PyByteArray_Resize(out, after + after / 2) < 0) {
+            if (!PyErr_ExceptionMatches(PyExc_MemoryError)) return -1; /* exports: as it was */
+            PyErr_Clear();
+        }
+    }
+    if (PyByteArray_Resize(out, after) < 0) {
+        PyObject *kind, *value, *traceback; /* cannot happen after the room was made; kept as it was all the same */
+        PyErr_Fetch(&kind, &value, &traceback);
+        (void)PyByteArray_Resize(out, before);
+        PyErr_Restore(kind, value, traceback);
+        return -1;
+    }
     char* into = PyByteArray_AS_STRING(out) + before;
     if (tag >= 0) *into++ = (char)tag;
     memcpy(into, data, (size_t)size);

@@ -172,55 +172,17 @@ The stream ended early, and this is why: rmcp's ErrorData. Tag 1."""
         return Error, (self.error,)
 
 
-cdef extern from *:
-    """
-    /* A parsed body's method and params members in one pass over its entries (a notification
-       has two or three), borrowed, NULL where absent; 0 where the body has more than four
-       members or a key that is no exact str, and the caller looks them up instead. A key is
-       compared by pointer first (orjson hands out one str per short key), else by its
-       characters. No Python code runs: exact str compares only. */
-    static int diverge_codec_members(PyObject* dict, PyObject* method_key, PyObject* params_key,
-                                     PyObject** method, PyObject** params) {
-        Py_ssize_t position = 0;
-        PyObject *key, *value;
-        *method = *params = NULL;
-        if (PyDict_GET_SIZE(dict) > 4) return 0;
-        while (PyDict_Next(dict, &position, &key, &value)) {
-            if (key == method_key) {
-                *method = value;
-            } else if (key == params_key) {
-                *params = value;
-            } else if (Py_TYPE(key) != &PyUnicode_Type) {
-                return 0;
-            } else if (PyUnicode_GET_LENGTH(key) == 6 && PyUnicode_IS_ASCII(key)) {
-                const void* text = PyUnicode_DATA(key);
-                if (memcmp(text, "method", 6) == 0) *method = value;
-                else if (memcmp(text, "params", 6) == 0) *params = value;
-            }
-        }
-        return 1;
-    }
-    """
-    bint _members "diverge_codec_members"(object parsed, object method_key, object params_key,
-                                          PyObject** method, PyObject** params) noexcept
-
-
-cdef inline str _meta_problem(object params):
-    """params' half of the shape rules, params found: absent, null or an object whose _meta is absent, null or an object."""
-    if params is None:
-        return None
-    if type(params) is not dict:
-        return _PARAMS_INVALID
-    cdef PyObject* found = PyDict_GetItemWithError(params, _META)
-    if found is NULL or <object>found is None or type(<object>found) is dict:
-        return None
-    return _META_INVALID
-
-
 cdef inline str _params_problem(dict parsed):
     """The params half of notification_problem, in C for the hot path: absent, null or an object."""
     cdef PyObject* found = PyDict_GetItemWithError(parsed, _PARAMS)
-    return None if found is NULL else _meta_problem(<object>found)
+    if found is NULL or <object>found is None:
+        return None
+    if type(<object>found) is not dict:
+        return _PARAMS_INVALID
+    found = PyDict_GetItemWithError(<object>found, _META)
+    if found is NULL or <object>found is None or type(<object>found) is dict:
+        return None
+    return _META_INVALID
 
 
 cdef object _decode(object payload):
@@ -238,7 +200,6 @@ cdef object _decode(object payload):
     cdef Notification notification
     cdef Error error
     cdef PyObject* method
-    cdef PyObject* params
     cdef str method_name
     try:
         parsed = parse_body(_loads, _body_view, owner, data, size)
@@ -250,16 +211,14 @@ cdef object _decode(object payload):
             if type(parsed) is not dict:
                 reason = _NOT_AN_OBJECT
             else:
-                if not _members(parsed, _METHOD, _PARAMS, &method, &params):
-                    method = PyDict_GetItemWithError(parsed, _METHOD)
-                    params = PyDict_GetItemWithError(parsed, _PARAMS) if method is not NULL else NULL
+                method = PyDict_GetItemWithError(parsed, _METHOD)
                 if method is NULL or type(<object>method) is not str:
                     reason = _METHOD_NOT_A_STRING
                 else:
                     # owned, not borrowed: the allocation below may run a GC callback that finds
                     # the dict (gc.get_objects) and drops the member
                     method_name = <str>method
-                    reason = None if params is NULL else _meta_problem(<object>params)
+                    reason = _params_problem(<dict>parsed)
                     if reason is None:
                         notification = Notification.__new__(Notification)
                         notification._notification = <dict>parsed
@@ -378,17 +337,17 @@ def encode(frame):
     return dc_writer_bytes(&w) if payload is None else payload
 
 
-def encode_into(frame, out):
-    """Append a frame's payload to ``out``, a bytearray; on any failure ``out`` is as it was."""
-    if not PyByteArray_CheckExact(out):
-        raise TypeError(f"encode_into appends to a bytearray, not {type(out).__name__}")
+def encode_into(frame, buffer):
+    """Append a frame's payload (``encode(frame)``, exactly) to ``buffer``, a bytearray; on failure it is left as it was."""
+    if not PyByteArray_CheckExact(buffer):
+        raise TypeError(f"encode_into appends to a bytearray, not {type(buffer).__name__}")
     cdef dc_writer w
     cdef bytes payload = _write(frame, &w)
-    # out is read only now, in one resize and copy that run no Python code
+    # buffer is read only now, in one resize and copy that run no Python code
     if payload is None:
-        dc_writer_append_to(&w, out)
+        dc_writer_append_to(&w, buffer)
     else:
-        dc_append_tagged(out, -1, PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload))
+        dc_append_tagged(buffer, -1, PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload))
 
 
 cdef inline bytes _frame_notification(object raw_json):
