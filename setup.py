@@ -39,7 +39,7 @@ DEBUG = flag("DIVERGE_CODEC_DEBUG_BUILD") or any(
 MODULES = ["_tools_begin_c", "_mcp_notifications_c", "_stream_c", "_sequence_c"]
 # The C headers each module includes: an edit to one rebuilds the modules that use it.
 HEADERS = {"_tools_begin_c": ["src/diverge_codec/_tools_begin_scan.h", "src/diverge_codec/_jsonscan.h"],
-           "_mcp_notifications_c": ["src/diverge_codec/_jsonscan.h"]}
+           "_mcp_notifications_c": ["src/diverge_codec/_jsonscan.h", "src/diverge_codec/_jsonwrite.h"]}
 DIRECTIVES = {
     "language_level": "3",
     # A text signature in each docstring: inspect.signature works on the METH_O builtins.

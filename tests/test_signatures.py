@@ -17,12 +17,8 @@ from conftest import load
 
 CHANNELS = ("tools_begin", "mcp_notifications", "stream", "sequence")
 
-# A cdef class takes its signature from its docstring's first line ("Name(args)\n--\n\n"),
-# which the .pyx files do not have yet; a METH_O function shows "/" only where the .pyx
-# declares it (``def decode(payload, /)``). Both are the .pyx owners' one-line changes.
-CLASSES_WITHOUT_TEXT_SIGNATURE = {
-    "mcp_notifications.Error", "mcp_notifications.Notification", "stream.RecordReader",
-}
+# A cdef class takes its signature from its docstring's first line ("Name(args)\n--\n\n");
+# a METH_O function shows "/" only where the .pyx declares it (``def decode(payload, /)``).
 
 
 def public_callables(module: ModuleType) -> list[tuple[str, Any]]:
@@ -47,11 +43,7 @@ def cases() -> list[Any]:
         except ModuleNotFoundError:
             continue
         for name, _ in public_callables(compiled):
-            marks = ()
-            if f"{channel}.{name}" in CLASSES_WITHOUT_TEXT_SIGNATURE:
-                marks = (pytest.mark.xfail(reason="class docstring has no text signature yet (.pyx owners)",
-                                           raises=ValueError),)
-            params.append(pytest.param(channel, name, marks=marks, id=f"{channel}.{name}"))
+            params.append(pytest.param(channel, name, id=f"{channel}.{name}"))
     return params or [pytest.param("", "", marks=pytest.mark.skip(reason="compiled core not built"))]
 
 

@@ -72,7 +72,10 @@ cdef str _META_INVALID = errors.META_INVALID
 @cython.final
 @cython.freelist(64)
 cdef class Notification:
-    """One notification, every member as the server sent it (``_meta`` and ``jsonrpc`` too). Tag 0.
+    """Notification(notification)
+--
+
+One notification, every member as the server sent it (``_meta`` and ``jsonrpc`` too). Tag 0.
 
     ``notification`` is a read-only view; the members inside it (``params``) are the
     caller's, and encode checks the whole notification again.
@@ -127,7 +130,10 @@ cdef class Notification:
 @cython.final
 @cython.freelist(8)
 cdef class Error:
-    """The stream ended early, and this is why: rmcp's ErrorData. Tag 1."""
+    """Error(error)
+--
+
+The stream ended early, and this is why: rmcp's ErrorData. Tag 1."""
 
     cdef object _error
     __match_args__ = ("error",)
@@ -249,47 +255,99 @@ def decode_many(payloads):
     return frames
 
 
-cdef bytes _body(object frame):
-    """The JSON of a frame: a notification's shape checked again (its params may have changed), then the one writing contract."""
+cdef extern from "_jsonwrite.h":
+    ctypedef struct dc_writer:
+        char* data
+        Py_ssize_t size
+    void dc_writer_init(dc_writer* w) noexcept
+    void dc_writer_free(dc_writer* w) noexcept
+    bint dc_write_json(dc_writer* w, object value, bint notification) noexcept
+    bytes dc_writer_bytes(dc_writer* w)
+    int dc_writer_append_to(dc_writer* w, object out) except -1
+    int dc_append_tagged(object out, int tag_byte, const char* data, Py_ssize_t size) except -1
+
+
+cdef object _encode_refused(object kind, object reason):
+    return errors.EncodeError(f"mcp notifications {kind.__name__} could not be encoded: {reason}")
+
+
+cdef object _checked_body(object frame):
+    """What a frame writes: a notification's dict, its shape checked again (its params may have changed), or an ErrorData's."""
     cdef object kind = type(frame)
     cdef object body
-    cdef object reason = None
+    cdef object reason
     if kind is Notification:
         body = (<Notification>frame)._notification
-        if body is not None:  # the members are read-only, the params are not: their checks again
-            reason = _params_problem(<dict>body)
-    elif kind is Error:
+        if body is None:
+            raise never_initialised(_CHANNEL, frame)
+        reason = _params_problem(<dict>body)  # the members are read-only, the params are not
+        if reason is not None:
+            raise _encode_refused(kind, reason)
+        return body
+    if kind is Error:
         body = (<Error>frame)._error
-        if body is not None:
-            body = body.to_json()
+        if body is None:
+            raise never_initialised(_CHANNEL, frame)
+        return body.to_json()
+    raise TypeError(f"not an mcp notifications response frame: {kind.__name__}")
+
+
+cdef bytes _backend_body(object body, object kind):
+    """The JSON of what the compiled writer leaves to the backend: the one writing contract, its checks and messages."""
+    cdef object reason
+    if encodable(body, _FULL_WALK):
+        try:
+            return _raw_dumps(body)
+        except _EncodeFailure as problem:  # the backend refused what the walk leaves to it
+            reason = _encode_problem(body) or _failure_reason(problem)
     else:
-        raise TypeError(f"not an mcp notifications response frame: {kind.__name__}")
-    if body is None:
-        raise never_initialised(_CHANNEL, frame)
-    if reason is None:
-        if encodable(body, _FULL_WALK):
-            try:
-                return _raw_dumps(body)
-            except _EncodeFailure as problem:  # the backend refused what the walk leaves to it
-                reason = _encode_problem(body) or _failure_reason(problem)
-        else:
-            reason = _encode_problem(body) or "refused"
-    raise errors.EncodeError(f"mcp notifications {kind.__name__} could not be encoded: {reason}")
+        reason = _encode_problem(body) or "refused"
+    raise _encode_refused(kind, reason)
+
+
+cdef bytes _write(object frame, dc_writer* w):
+    """A frame's payload: into w, tag first, where the compiled writer takes the body (None returned); else the backend's, as bytes.
+
+    The writer checks a notification's params as it writes them: where it takes the body,
+    _params_problem would find nothing; where it does not, the checks run again in full.
+    """
+    cdef object body
+    cdef bint notification = type(frame) is Notification
+    if notification and (<Notification>frame)._notification is not None:
+        body = (<Notification>frame)._notification
+    else:
+        body = _checked_body(frame)
+    dc_writer_init(w)
+    w.data[0] = <char>(0 if notification else 1)
+    w.size = 1
+    if dc_write_json(w, body, notification):
+        return None
+    dc_writer_free(w)
+    if notification:
+        body = _checked_body(frame)  # the refusal of the params' shape comes first
+    cdef unsigned char tag = 0 if notification else 1
+    cdef bytes raw = _backend_body(body, type(frame))
+    return tagged(tag, PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))
 
 
 def encode(frame):
     """The payload for a frame: its tag, then its JSON."""
-    cdef bytes body = _body(frame)
-    return tagged(0 if type(frame) is Notification else 1, PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body))
+    cdef dc_writer w
+    cdef bytes payload = _write(frame, &w)
+    return dc_writer_bytes(&w) if payload is None else payload
 
 
-def encode_into(frame, out):
-    """Append a frame's payload to ``out``, a bytearray."""
-    if not PyByteArray_CheckExact(out):
-        raise TypeError(f"encode_into appends to a bytearray, not {type(out).__name__}")
-    cdef bytes body = _body(frame)
-    (<bytearray>out).append(0 if type(frame) is Notification else 1)
-    (<bytearray>out).extend(body)
+def encode_into(frame, buffer):
+    """Append a frame's payload (``encode(frame)``, exactly) to ``buffer``, a bytearray; on failure it is left as it was."""
+    if not PyByteArray_CheckExact(buffer):
+        raise TypeError(f"encode_into appends to a bytearray, not {type(buffer).__name__}")
+    cdef dc_writer w
+    cdef bytes payload = _write(frame, &w)
+    # buffer is read only now, in one resize and copy that run no Python code
+    if payload is None:
+        dc_writer_append_to(&w, buffer)
+    else:
+        dc_append_tagged(buffer, -1, PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload))
 
 
 cdef inline bytes _frame_notification(object raw_json):

@@ -234,13 +234,11 @@ def encode(frame: Frame, /) -> bytes:
     return (b"\x00" if type(frame) is Notification else b"\x01") + body
 
 
-def encode_into(frame: Frame, out: bytearray) -> None:
-    """Append a frame's payload to ``out``, a bytearray."""
-    if type(out) is not bytearray:
-        raise TypeError(f"encode_into appends to a bytearray, not {type(out).__name__}")
-    body = _body(frame)
-    out.append(0 if type(frame) is Notification else 1)
-    out += body
+def encode_into(frame: Frame, buffer: bytearray) -> None:
+    """Append a frame's payload (``encode(frame)``, exactly) to ``buffer``, a bytearray; on failure it is left as it was."""
+    if type(buffer) is not bytearray:
+        raise TypeError(f"encode_into appends to a bytearray, not {type(buffer).__name__}")
+    buffer += encode(frame)  # one resize and copy: a tag appended alone would stay if the body's failed
 
 
 def frame_notification(raw_json: bytes | bytearray | memoryview, /) -> bytes:

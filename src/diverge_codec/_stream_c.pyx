@@ -234,7 +234,10 @@ cdef bytes _record_from(bytearray buffer, Py_ssize_t length):
 
 @cython.auto_pickle(False)
 cdef class RecordReader:
-    """Feed bytes as they arrive; get whole payloads back.
+    """RecordReader(max_record=16777216)
+--
+
+Feed bytes as they arrive; get whole payloads back.
 
     Each record is ``bytes``, except one that lies whole inside a fed ``bytes`` chunk:
     that one is a read-only memoryview into the chunk (zero-copy; bytes cannot change).

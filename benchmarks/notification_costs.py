@@ -1,0 +1,110 @@
+"""Issue 15's notification figures in one run: instructions per call (callgrind) beside nanoseconds.
+
+The encode at 142 B against ``orjson.dumps`` and msgspec (``encode``, ``encode_into``),
+``encode_into`` appending to one bytearray, the decode's instructions at 180 B and 64 KB, and
+``decode_lazy`` against ``orjson.loads`` of the body. Run from the repo root, venv active:
+
+    python benchmarks/notification_costs.py [substring of case names ...]
+
+Each instruction count is (count of 2n calls - count of n calls) / n, each side in its own
+process, so start-up and set-up cancel. The times are the best of rounds that alternate the
+sides (``_bench.paired_ns``). msgspec is optional: its columns are empty without it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from peer_cases import ENCODE_142, ITEMS_64K, LINES_64K, PROGRESS, msgspec  # noqa: E402
+
+from diverge_codec import _mcp_notifications_c as mn  # noqa: E402
+
+import orjson  # noqa: E402
+
+_BUFFER = bytearray()
+
+
+def _appending(write):
+    """write(value, _BUFFER), the buffer emptied now and then: both sides pay the same check."""
+    def step():
+        write()
+        if len(_BUFFER) > 65536:
+            del _BUFFER[:]
+    return step
+
+
+def cases() -> dict[str, tuple]:
+    """name: (orjson side, ours, msgspec side or None)."""
+    frame = mn.decode(b"\x00" + orjson.dumps(ENCODE_142))
+    encoder = msgspec.json.Encoder() if msgspec is not None else None
+    table = {
+        "encode, 142 B": (lambda: orjson.dumps(ENCODE_142), lambda: mn.encode(frame),
+                          None if msgspec is None else (lambda: encoder.encode(ENCODE_142))),
+        "encode_into (appends), 142 B": (
+            _appending(lambda: _BUFFER.extend(orjson.dumps(ENCODE_142))),
+            _appending(lambda: mn.encode_into(frame, _BUFFER)),
+            None if msgspec is None else _appending(lambda: encoder.encode_into(ENCODE_142, _BUFFER, -1))),
+    }
+    for label, body in (("progress ~180 B", PROGRESS), ("log lines 64 KB", LINES_64K), ("items 64 KB", ITEMS_64K)):
+        payload = b"\x00" + body
+        table[f"decode, {label}"] = (lambda body=body: orjson.loads(body), lambda payload=payload: mn.decode(payload), None)
+        table[f"decode_lazy, {label}"] = (lambda body=body: orjson.loads(body), lambda payload=payload: mn.decode_lazy(payload), None)
+    return table
+
+
+CHILD = """
+import sys
+sys.path.insert(0, {here!r})
+from notification_costs import cases
+function = cases()[{name!r}][{side}]
+for _ in range(200):
+    function()
+for _ in range({n}):
+    function()
+"""
+
+
+def _collected(name: str, side: int, n: int) -> int:
+    script = CHILD.format(here=str(HERE), name=name, side=side, n=n)
+    # One hash seed: with a random one, dict probing differs between the two runs (seen: +-200 a call).
+    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", script],
+                         capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+    return int(re.search(r"Collected : (\d+)", run.stderr).group(1))
+
+
+def instructions(name: str, side: int) -> float:
+    n = 100 if "64" in name else 20000  # start-up varies by ~0.7 M instructions from run to run
+    return (_collected(name, side, 2 * n) - _collected(name, side, n)) / n
+
+
+def main(filters: list[str]) -> None:
+    from diverge_codec import _bench
+
+    print(f"orjson {orjson.__version__}, msgspec {getattr(msgspec, '__version__', 'absent')}, "
+          f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f}")
+    print("| case | orjson instr | ours instr | msgspec instr | orjson ns | ours ns | msgspec ns "
+          "| ours / orjson (ns) | ours / msgspec (ns) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, (base, ours, peer) in cases().items():
+        if filters and not any(part in name for part in filters):
+            continue
+        counts = [instructions(name, side) for side in range(3 if peer is not None else 2)]
+        base_ns, ours_ns = _bench.paired_ns(base, ours)
+        peer_ns = _bench.paired_ns(peer, ours)[0] if peer is not None else None
+        peer_count = f"{counts[2]:,.0f}" if peer is not None else ""
+        peer_time = f"{peer_ns:.0f}" if peer_ns is not None else ""
+        versus = f"{ours_ns / peer_ns:.2f}x" if peer_ns is not None else ""
+        print(f"| {name} | {counts[0]:,.0f} | {counts[1]:,.0f} | {peer_count} | {base_ns:.0f} | {ours_ns:.0f} | {peer_time} "
+              f"| {ours_ns / base_ns:.2f}x | {versus} |", flush=True)
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,266 @@
+"""mcp-notifications encode in one copy: encode_into appends exactly encode's bytes, or leaves the buffer as it was.
+
+The compiled core writes the common body itself (``_jsonwrite.h``) and leaves the rest to
+the backend; the differential tests hold its bytes to the backend's and to the pure twin's,
+and every refusal to the same class and message on both cores, the buffer untouched.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import IMPLEMENTATIONS, load
+from strategies import error_datas, json_values, names, notifications
+
+from diverge_codec import ErrorData, _json, errors
+from diverge_codec.errors import EncodeError
+
+# Text the writer must escape or encode: every ASCII control, quote and backslash, and the
+# three wider kinds of str (Latin-1, BMP, astral), lone surrogates included (refused).
+texts = st.text(st.characters(max_codepoint=0x7F), max_size=40) | st.text(max_size=40) | st.text(
+    st.characters(blacklist_categories=()), max_size=10)
+ints = st.integers(-(2**63), 2**64 - 1) | st.integers(-(2**70), 2**70) | st.sampled_from([-(2**63), 2**64 - 1, 2**64, -(2**63) - 1, 0, -1])
+values = st.recursive(
+    st.none() | st.booleans() | ints | texts | st.floats(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+    max_leaves=16,
+)
+
+
+def outcome(call):
+    try:
+        return call()
+    except Exception as error:  # noqa: BLE001 - compared as class and message
+        return type(error), str(error)
+
+
+def both():
+    return [load("mcp_notifications", implementation) for implementation in IMPLEMENTATIONS]
+
+
+def with_params(mn, value):
+    """A notification whose params hold value, set after construction as a caller may."""
+    frame = mn.Notification({"method": "m", "params": {}})
+    frame.notification["params"]["v"] = value
+    return frame
+
+
+@given(value=values)
+def test_the_compiled_writer_writes_the_backends_bytes(value):
+    """Same bytes as the backend, or the same refusal, on both cores and through both calls."""
+    expected = outcome(lambda: b'\x00{"method":"m","params":{"v":' + _json.dumps(value) + b"}}")
+    if type(expected) is tuple:
+        expected = (EncodeError, f"mcp notifications Notification could not be encoded: {expected[1]}")
+    for mn in both():
+        frame = with_params(mn, value)
+        assert outcome(lambda: mn.encode(frame)) == expected
+        out = bytearray(b"kept")
+        got = outcome(lambda: mn.encode_into(frame, out))
+        if type(expected) is tuple:
+            assert got == expected
+            assert out == b"kept"
+        else:
+            assert got is None
+            assert out == b"kept" + expected
+
+
+@pytest.mark.parametrize("value", [
+    "".join(map(chr, range(128))) * 20,  # every escape, past the writer's first buffer
+    "x" * 70000, "\\" * 3000, "é" * 5000, "\u2028\uffff" * 3000, "\U0001F600" * 3000,
+    list(range(-5000, 5000)), {str(i): [i, None, True, False, {}] for i in range(3000)},
+    [[[[[]]]]] * 1000, 2**64 - 1, -(2**63),
+])
+def test_large_and_escaped_bodies_match_the_backend(value):
+    expected = b'\x00{"method":"m","params":{"v":' + _json.dumps(value) + b"}}"
+    for mn in both():
+        frame = with_params(mn, value)
+        assert mn.encode(frame) == expected
+        out = bytearray(b"\x01")
+        mn.encode_into(frame, out)
+        assert out == b"\x01" + expected
+
+
+def nested(depth):
+    value = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [252, 253, 254])
+def test_the_depth_limit_is_the_backends(depth):
+    """The body is level 1, params level 2: params' value nested depth - 2 levels is depth levels in all."""
+    value = nested(depth - 2)
+    results = [outcome(lambda mn=mn: mn.encode(with_params(mn, value))) for mn in both()]
+    assert results[0] == results[-1]
+    if depth <= 254:
+        assert results[0] == b'\x00{"method":"m","params":{"v":' + _json.dumps(value) + b"}}"
+
+
+def test_past_the_depth_limit_both_refuse_alike():
+    value = nested(254)  # 256 levels with the body and params
+    results = [outcome(lambda mn=mn: mn.encode(with_params(mn, value))) for mn in both()]
+    assert results[0] == results[-1] == (
+        EncodeError, "mcp notifications Notification could not be encoded: " + _json.TOO_DEEP)
+
+
+@given(notification=notifications)
+def test_round_trip_through_encode_into(notification):
+    for mn in both():
+        frame = outcome(lambda mn=mn: mn.Notification(notification))
+        if type(frame) is tuple:
+            continue
+        out = bytearray(b"\x00{}")
+        if type(outcome(lambda mn=mn: mn.encode_into(frame, out))) is tuple:
+            assert out == b"\x00{}"
+            continue
+        assert out == b"\x00{}" + mn.encode(frame)
+        assert mn.decode(bytes(out[3:])) == frame
+
+
+@given(data=error_datas)
+def test_error_round_trip_through_encode_into(data):
+    for mn in both():
+        frame = mn.decode(b"\x01" + _json.dumps(data)) if outcome(lambda mn=mn: mn.decode(b"\x01" + _json.dumps(data))) \
+            .__class__ is not tuple else None
+        if frame is None:
+            continue
+        out = bytearray()
+        mn.encode_into(frame, out)
+        assert bytes(out) == mn.encode(frame)
+        assert mn.decode(bytes(out)) == frame
+
+
+@given(method=names, params=st.dictionaries(names, json_values, max_size=4))
+def test_both_cores_write_the_same_bytes(method, params):
+    frames = [mn.Notification({"method": method, "params": params}) for mn in both()]
+    written = []
+    for mn, frame in zip(both(), frames):
+        out = bytearray()
+        result = outcome(lambda mn=mn, frame=frame: mn.encode_into(frame, out))
+        written.append((result, bytes(out), outcome(lambda mn=mn, frame=frame: mn.encode(frame))))
+    assert written[0] == written[-1]
+
+
+NOT_A_BYTEARRAY = "encode_into appends to a bytearray, not {}"
+
+
+class Subclass(bytearray):
+    pass
+
+
+@pytest.mark.parametrize(("out", "kind"), [
+    (b"", "bytes"), ([], "list"), (memoryview(bytearray()), "memoryview"), (Subclass(), "Subclass"), (None, "NoneType"),
+])
+def test_a_non_bytearray_is_refused(mn, out, kind):
+    with pytest.raises(TypeError) as caught:
+        mn.encode_into(mn.Notification({"method": "a"}), out)
+    assert str(caught.value) == NOT_A_BYTEARRAY.format(kind)
+
+
+def refusals(mn):
+    """(frame, error class, message) for each way encode_into fails."""
+    bad_params = mn.Notification({"method": "m", "params": {}})
+    bad_params.notification["params"]["_meta"] = 1
+    prefix = "mcp notifications Notification could not be encoded: "
+    return [
+        (1, TypeError, "not an mcp notifications response frame: int"),
+        (mn.Notification.__new__(mn.Notification), EncodeError, prefix + "it was never initialised"),
+        (mn.Error.__new__(mn.Error), EncodeError, "mcp notifications Error could not be encoded: it was never initialised"),
+        (bad_params, EncodeError, prefix + errors.META_INVALID),
+        (with_params(mn, float("nan")), EncodeError, prefix + _json.NOT_FINITE),
+        (with_params(mn, 2**64), EncodeError, prefix + _json.INT_RANGE),
+        (with_params(mn, "\ud800"), EncodeError, prefix + _json.SURROGATE),
+        (with_params(mn, {1: 2}), EncodeError, prefix + _json.KEY_NOT_STR.format(kind="int")),
+        (with_params(mn, {1, 2}), EncodeError, prefix + _json.NOT_A_JSON_TYPE.format(kind="set")),
+        (with_params(mn, ["x", 1.5, {"a": True}]), None, None),  # accepted: the backend's path
+    ]
+
+
+@pytest.mark.parametrize("index", range(10))
+def test_every_refusal_leaves_the_buffer_as_it_was(index):
+    seen = []
+    for mn in both():
+        frame, kind, message = refusals(mn)[index]
+        out = bytearray(b"\x00before")
+        result = outcome(lambda: mn.encode_into(frame, out))
+        if kind is None:
+            assert result is None
+            assert out == b"\x00before" + mn.encode(frame)
+        else:
+            assert result == (kind, message)
+            assert out == b"\x00before"
+        seen.append(result)
+    assert seen[0] == seen[-1]
+
+
+@pytest.mark.parametrize("frame_of", [
+    lambda mn: mn.Notification({"method": "m"}), lambda mn: with_params(mn, 0.5), lambda mn: mn.Error(ErrorData(1, "m")),
+])
+def test_a_buffer_with_a_view_is_refused_and_kept(mn, frame_of):
+    out = bytearray(b"abc")
+    view = memoryview(out)
+    with pytest.raises(BufferError) as caught:
+        mn.encode_into(frame_of(mn), out)
+    assert str(caught.value) == "Existing exports of data: object cannot be re-sized"
+    view.release()
+    assert out == b"abc"
+
+
+@pytest.mark.parametrize("frame_of", [
+    lambda mn: mn.Notification({"method": "m", "params": {"k": ["v" * 300] * 8}}),  # the compiled writer's
+    lambda mn: with_params(mn, [0.5] * 50),  # the backend's
+    lambda mn: mn.Error(ErrorData(1, "m", {"d": list(range(50))})),  # to_json allocates first
+])
+@pytest.mark.parametrize("action", ["grow", "clear"])
+def test_a_bytearray_resized_from_a_gc_callback_mid_encode_into(mn, frame_of, action):
+    """The payload lands after whatever the callback left: the size is read after the last allocation."""
+    frame = frame_of(mn)
+    payload = mn.encode(frame)
+    out = bytearray(b"start")
+    armed = [True]
+
+    def callback(phase, info):
+        if armed[0] and phase == "start":
+            if action == "grow":
+                out.extend(b"." * 100)
+            else:
+                del out[:]
+
+    old = gc.get_threshold()
+    gc.collect()
+    gc.callbacks.append(callback)
+    gc.set_threshold(1)
+    try:
+        for _ in range(20):
+            mn.encode_into(frame, out)
+    finally:
+        armed[0] = False
+        gc.set_threshold(*old)
+        gc.callbacks.remove(callback)
+    assert out.endswith(payload)
+    rest = bytes(out)
+    for _ in range(20):
+        assert rest.endswith(payload) or not rest
+        rest = rest[:-len(payload)] if rest.endswith(payload) else rest
+        rest = rest.rstrip(b".")
+    assert rest in (b"", b"start")
+
+
+def test_encode_into_appends_exactly_encode(mn):
+    out = bytearray()
+    frames = [mn.Notification({"method": "a", "params": {"x": [1, "é", None]}}), mn.Error(ErrorData(-1, "m", [True])),
+              with_params(mn, 1.25)]
+    for frame in frames:
+        mn.encode_into(frame, out)
+    assert bytes(out) == b"".join(mn.encode(frame) for frame in frames)
+
+
+def test_the_buffer_is_named_as_tools_begin_names_it(mn):
+    out = bytearray()
+    mn.encode_into(mn.Notification({"method": "a"}), buffer=out)
+    assert out == b'\x00{"method":"a"}'
