@@ -17,7 +17,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from conftest import ALLOW_NO_EXTENSION, load
+from conftest import ALLOW_NO_EXTENSION, load, require_gc_hooks
 from diverge_codec import EncodeError, Mode, ProviderError, _json
 from diverge_codec.errors import ToolsBeginBegunParseError, ToolsBeginErrorParseError, ToolsBeginInactiveParseError
 from strategies import dump, json_values, modes, mutated, names
@@ -154,6 +154,7 @@ def test_a_lone_surrogate_name_is_refused_alike():
 
 def test_a_declaration_changed_by_a_gc_callback_is_written_whole():
     """A GC callback that grows a frame's own dict while encode allocates: the writer checks again, never overruns."""
+    require_gc_hooks()
     frames = [compiled.Begun({f"N{i}": "fixed" for i in range(8)}) for _ in range(50)]
 
     def grow(phase, info):
