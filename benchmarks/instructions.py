@@ -11,6 +11,7 @@ Prints a Markdown table: instructions per call, ratio to orjson and to msgspec.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -20,26 +21,35 @@ HERE = Path(__file__).resolve().parent
 CHILD = """
 import sys
 sys.path.insert(0, {here!r})
-from peer_cases import peer_cases
-case = [c for c in peer_cases({implementation!r}) if c.name == {name!r}][0]
+from {module} import {cases}
+case = [c for c in {cases}({implementation!r}) if c.name == {name!r}][0]
 function = getattr(case, {side!r})
-for _ in range(200):
+for _ in range({warm}):
     function()
 for _ in range({n}):
     function()
 """
 
 
-def collected(name: str, side: str, n: int, implementation: str) -> int:
-    script = CHILD.format(here=str(HERE), implementation=implementation, name=name, side=side, n=n)
+def collected(script: str) -> int:
+    """Instructions a child Python runs (callgrind), under one hash seed so dict layouts repeat."""
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
     run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", script],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, env=env)
     return int(re.search(r"Collected : (\d+)", run.stderr).group(1))
 
 
+def per_call_of(module: str, cases: str, name: str, side: str, n: int, implementation: str = "cython",
+                warm: int = 200) -> float:
+    """One side of the case ``name`` from ``module.cases()``: n and 2n calls after the same warm-up, differenced."""
+    def script(calls: int) -> str:
+        return CHILD.format(here=str(HERE), module=module, cases=cases, implementation=implementation, name=name,
+                            side=side, n=calls, warm=warm)
+    return (collected(script(2 * n)) - collected(script(n))) / n
+
+
 def per_call(name: str, side: str, implementation: str = "cython") -> float:
-    n = 200 if "64" in name else 2000
-    return (collected(name, side, 2 * n, implementation) - collected(name, side, n, implementation)) / n
+    return per_call_of("peer_cases", "peer_cases", name, side, 200 if "64" in name else 2000, implementation)
 
 
 def main(filters: list[str]) -> None:

@@ -12,38 +12,18 @@ Prints a Markdown table: instructions per call, ratio to the baseline and to msg
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-CHILD = """
-import sys
-sys.path.insert(0, {here!r})
-from tools_begin_cases import cases
-case = [c for c in cases({implementation!r}) if c.name == {name!r}][0]
-function = getattr(case, {side!r})
-for _ in range(300):
-    function()
-for _ in range({n}):
-    function()
-"""
-
-
-def collected(name: str, side: str, n: int, implementation: str) -> int:
-    script = CHILD.format(here=str(HERE), implementation=implementation, name=name, side=side, n=n)
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", script],
-                         capture_output=True, text=True, check=True, env=env)
-    return int(re.search(r"Collected : (\d+)", run.stderr).group(1))
+sys.path.insert(0, str(HERE))
+from instructions import per_call_of  # noqa: E402  (the callgrind runner, shared with the peer cases)
 
 
 def per_call(name: str, side: str, implementation: str = "cython") -> float:
     n = 250 if "50 periods" in name else 5000  # enough calls that a one-off (a GC pass, a resize) averages out
-    return (collected(name, side, 2 * n, implementation) - collected(name, side, n, implementation)) / n
+    return per_call_of("tools_begin_cases", "cases", name, side, n, implementation, warm=300)
 
 
 def main(filters: list[str]) -> None:
