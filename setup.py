@@ -60,7 +60,9 @@ class OptionalBuildExt(build_ext):
     def build_extensions(self):
         if self.compiler.compiler_type == "unix" and not DEBUG:
             for ext in self.extensions:
-                ext.extra_compile_args.append("-g0")
+                # No debug info, no unwind tables (C never unwinds; a sanitizer or debug build keeps
+                # them), and only PyInit_* exported: about a tenth off each module.
+                ext.extra_compile_args += ["-g0", "-fno-asynchronous-unwind-tables", "-fvisibility=hidden"]
                 if sys.platform.startswith("linux"):
                     ext.extra_link_args.append("-s")
         super().build_extensions()
