@@ -301,30 +301,36 @@ def test_calls_fired_at_a_checker_mid_call_raise_at_most(impl, name, source):
     storm(impl, name, source)
 
 
-@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
-@pytest.mark.parametrize("name", CHECKERS)
-def test_threads_sharing_a_checker_raise_at_most(impl, name):
-    cls = getattr(load("sequence", impl), name)
-    checker = cls()
-    logs = [[] for _ in range(4)]
+def from_threads(make_calls, threads=4, rounds=300):
+    """Each of ``threads`` threads fires ``rounds`` random calls of its own ``make_calls()`` at one
+    shared object, switching as often as CPython allows: the log of what each call raised, per thread."""
+    logs = [[] for _ in range(threads)]
 
     def work(log, seed):
         rng = random.Random(seed)
-        calls = checker_calls(impl, checker)
-        for _ in range(300):
+        calls = make_calls()
+        for _ in range(rounds):
             fire([rng.choice(calls)], log)
 
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     try:
-        threads = [threading.Thread(target=work, args=(log, seed)) for seed, log in enumerate(logs)]
-        for thread in threads:
+        started = [threading.Thread(target=work, args=(log, seed)) for seed, log in enumerate(logs)]
+        for thread in started:
             thread.start()
-        for thread in threads:
+        for thread in started:
             thread.join()
     finally:
         sys.setswitchinterval(interval)
-    for log in logs:
+    return logs
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize("name", CHECKERS)
+def test_threads_sharing_a_checker_raise_at_most(impl, name):
+    cls = getattr(load("sequence", impl), name)
+    checker = cls()
+    for log in from_threads(lambda: checker_calls(impl, checker)):
         assert_only_allowed(log)
     assert checker.violation is None or type(checker.violation.rule) is Rule
 
@@ -509,25 +515,7 @@ def test_a_reader_buffer_changed_from_a_gc_callback_is_read_safely(impl):
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 def test_threads_sharing_a_reader_raise_at_most(impl):
     reader = load("stream", impl).RecordReader()
-    logs = [[] for _ in range(4)]
-
-    def work(log, seed):
-        rng = random.Random(seed)
-        calls = reader_calls(reader)[:3]
-        for _ in range(300):
-            fire([rng.choice(calls)], log)
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=work, args=(log, seed)) for seed, log in enumerate(logs)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
-    for log in logs:
+    for log in from_threads(lambda: reader_calls(reader)[:3]):
         assert_only_allowed(log)
     assert reader.pending >= 0
 
