@@ -2,7 +2,13 @@
 
 Each side of each case runs in its own process under callgrind twice, calling the
 function n and 2n times after the same warm-up; the difference over n is the count
-per call, free of start-up and set-up. Run from the repo root with the venv active:
+per call, free of start-up and set-up. ``gc.freeze()`` after the warm-up moves the
+start-up's objects out of the collector's reach: otherwise a full collection (which
+walks every object start-up left) falls inside one run's n calls and not the other's,
+and a side's count moves by up to 6%. Each side still pays the young collections its
+own allocations cause. The calls are made as timeit makes them, from a function over
+``itertools.repeat`` (a module-level ``for`` would store each int in the module's dict:
+~150 instructions a call on both sides, which pulls every ratio towards 1). Run from the repo root with the venv active:
 
     python benchmarks/instructions.py [substring of case names ...]
 
@@ -21,31 +27,57 @@ HERE = Path(__file__).resolve().parent
 CHILD = """
 import sys
 sys.path.insert(0, {here!r})
-from {module} import {cases}
-case = [c for c in {cases}({implementation!r}) if c.name == {name!r}][0]
-function = getattr(case, {side!r})
-for _ in range({warm}):
-    function()
-for _ in range({n}):
-    function()
+{pick}
+import gc
+from itertools import repeat
+def run(calls, function=function):
+    for _ in repeat(None, calls):
+        function()
+run({warm})
+gc.freeze()
+run(int({n!r}))
 """
+
+
+MIMALLOC = "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2"
+ALLOCATOR = os.environ.get("DIVERGE_CODEC_BENCH_MALLOC", MIMALLOC if os.path.exists(MIMALLOC) else "")
+"""The malloc the children run with (LD_PRELOAD), "" for the system's; mimalloc where it is
+installed (Debian: libmimalloc2.0). orjson's parse buffer is over 1 KiB, which glibc's malloc
+serves by a path that costs 100 to 260 instructions a call depending on the heap's layout,
+and the layout moves with any change to the script: one side's count then moves by up to
+5% between runs. mimalloc serves it the same way every call."""
+
+
+def allocator_note() -> str:
+    return f"malloc: {os.path.basename(ALLOCATOR)} (LD_PRELOAD)" if ALLOCATOR else "malloc: the system's"
 
 
 def collected(script: str) -> int:
     """Instructions a child Python runs (callgrind), under one hash seed so dict layouts repeat."""
     env = {**os.environ, "PYTHONHASHSEED": "0"}
+    if ALLOCATOR:
+        env["LD_PRELOAD"] = ALLOCATOR
     run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", script],
                          capture_output=True, text=True, check=True, env=env)
     return int(re.search(r"Collected : (\d+)", run.stderr).group(1))
 
 
+def per_call_picked(pick: str, n: int, warm: int = 200) -> float:
+    """Instructions per call of ``function``, which the code ``pick`` defines (run in benchmarks/):
+    n and 2n calls after the same warm-up, differenced."""
+    def script(calls: int) -> str:
+        # n and 2n as strings of one length: both runs then make the same allocations before the
+        # loop, so the allocator's state is the same when it starts.
+        return CHILD.format(here=str(HERE), pick=pick, n=str(calls).zfill(len(str(2 * n))), warm=warm)
+    return (collected(script(2 * n)) - collected(script(n))) / n
+
+
 def per_call_of(module: str, cases: str, name: str, side: str, n: int, implementation: str = "cython",
                 warm: int = 200) -> float:
-    """One side of the case ``name`` from ``module.cases()``: n and 2n calls after the same warm-up, differenced."""
-    def script(calls: int) -> str:
-        return CHILD.format(here=str(HERE), module=module, cases=cases, implementation=implementation, name=name,
-                            side=side, n=calls, warm=warm)
-    return (collected(script(2 * n)) - collected(script(n))) / n
+    """One side of the case ``name`` from ``module.cases()``."""
+    pick = (f"from {module} import {cases}\n"
+            f"function = getattr([c for c in {cases}({implementation!r}) if c.name == {name!r}][0], {side!r})")
+    return per_call_picked(pick, n, warm)
 
 
 def per_call(name: str, side: str, implementation: str = "cython") -> float:
@@ -56,6 +88,7 @@ def main(filters: list[str]) -> None:
     sys.path.insert(0, str(HERE))
     from peer_cases import msgspec, peer_cases
 
+    print(allocator_note())
     print("| case | orjson | ours (compiled) | msgspec | ours / orjson | ours / msgspec | target |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for case in peer_cases():

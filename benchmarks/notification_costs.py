@@ -7,21 +7,20 @@ The encode at 142 B against ``orjson.dumps`` and msgspec (``encode``, ``encode_i
     python benchmarks/notification_costs.py [substring of case names ...]
 
 Each instruction count is (count of 2n calls - count of n calls) / n, each side in its own
-process, so start-up and set-up cancel. The times are the best of rounds that alternate the
+process, so start-up and set-up cancel (``instructions.per_call_picked``). The times are the best of rounds that alternate the
 sides (``_bench.paired_ns``). msgspec is optional: its columns are empty without it.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from instructions import allocator_note, per_call_picked  # noqa: E402  (the callgrind runner)
 from peer_cases import ENCODE_142, ITEMS_64K, LINES_64K, PROGRESS, msgspec  # noqa: E402
 
 from diverge_codec import _mcp_notifications_c as mn  # noqa: E402
@@ -59,36 +58,16 @@ def cases() -> dict[str, tuple]:
     return table
 
 
-CHILD = """
-import sys
-sys.path.insert(0, {here!r})
-from notification_costs import cases
-function = cases()[{name!r}][{side}]
-for _ in range(200):
-    function()
-for _ in range({n}):
-    function()
-"""
-
-
-def _collected(name: str, side: int, n: int) -> int:
-    script = CHILD.format(here=str(HERE), name=name, side=side, n=n)
-    # One hash seed: with a random one, dict probing differs between the two runs (seen: +-200 a call).
-    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", script],
-                         capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"})
-    return int(re.search(r"Collected : (\d+)", run.stderr).group(1))
-
-
 def instructions(name: str, side: int) -> float:
     n = 100 if "64" in name else 20000  # start-up varies by ~0.7 M instructions from run to run
-    return (_collected(name, side, 2 * n) - _collected(name, side, n)) / n
+    return per_call_picked(f"from notification_costs import cases\nfunction = cases()[{name!r}][{side}]", n)
 
 
 def main(filters: list[str]) -> None:
     from diverge_codec import _bench
 
     print(f"orjson {orjson.__version__}, msgspec {getattr(msgspec, '__version__', 'absent')}, "
-          f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f}")
+          f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f}, {allocator_note()}")
     print("| case | orjson instr | ours instr | msgspec instr | orjson ns | ours ns | msgspec ns "
           "| ours / orjson (ns) | ours / msgspec (ns) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")

@@ -1,23 +1,23 @@
 """Instructions per notification for the relay's own work on the TypeScript SDK capture (valgrind callgrind).
 
-Each case runs in a fresh interpreter under callgrind twice, with 0 and with REPS
-passes over the capture; the difference, divided by REPS and by the notifications,
-is the cost of one notification with start-up and imports left out. Counts do not
-depend on the machine's load, where timings do. ``PYTHONHASHSEED=0`` keeps the two
-runs' start-up equal.
+Each case runs in a fresh interpreter under callgrind twice, with REPS and 2 x REPS
+passes over the capture after the same warm-up (``instructions.per_call_picked``); the
+difference, divided by REPS and by the notifications, is the cost of one notification
+with start-up and imports left out. Counts do not depend on the machine's load, where
+timings do.
 
     python benchmarks/own_work_instructions.py [REPS]
 """
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from instructions import allocator_note, per_call_picked  # noqa: E402  (the callgrind runner)
+
 CASES = {
     "relay's own work (splice + write_record per line)":
         "fam.relay_own_work(mn.splice_notification, lines, mn.NotificationParseError)",
@@ -25,8 +25,7 @@ CASES = {
     "baseline: orjson loads/pop/dumps + write_record per line": "fam.relay_own_work(reparse, lines, orjson.JSONDecodeError)",
 }
 SETUP = """
-import sys, orjson
-sys.path.insert(0, {here!r})
+import orjson
 import test_relay_families as fam
 from diverge_codec import mcp_notifications as mn
 lines = fam.CAPTURES[fam.TS_FAMILY]
@@ -37,17 +36,8 @@ def reparse(line):
         return None
     message.pop("jsonrpc", None)
     return b"\\x00" + orjson.dumps(message)
-for _ in range({reps}):
-    {call}
+function = lambda: {call}
 """
-
-
-def instructions(call: str, reps: int) -> int:
-    script = SETUP.format(here=str(HERE), reps=reps, call=call)
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", script],
-                         capture_output=True, text=True, env=env, check=True)
-    return int(re.search(r"Collected : (\d+)", run.stderr).group(1))
 
 
 def main() -> None:
@@ -57,9 +47,9 @@ def main() -> None:
 
     lines = fam.CAPTURES[fam.TS_FAMILY]
     count = len(fam._notifications(lines))
-    print(f"{fam.TS_FAMILY}: {count} notifications of {len(lines)} lines, {reps} passes")
+    print(f"{fam.TS_FAMILY}: {count} notifications of {len(lines)} lines, {reps} passes; {allocator_note()}")
     for name, call in CASES.items():
-        per = (instructions(call, reps) - instructions(call, 0)) / reps / count
+        per = per_call_picked(SETUP.format(call=call), reps, warm=2) / count
         print(f"  {name}: {per:,.0f} instructions per notification")
 
 

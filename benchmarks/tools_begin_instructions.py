@@ -18,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from instructions import per_call_of  # noqa: E402  (the callgrind runner, shared with the peer cases)
+from instructions import allocator_note, per_call_of  # noqa: E402  (the callgrind runner, shared with the peer cases)
 
 
 def per_call(name: str, side: str, implementation: str = "cython") -> float:
@@ -34,6 +34,7 @@ def main(filters: list[str]) -> None:
     jobs = [(case.name, side) for case in chosen for side in ("baseline", "ours", "msgspec") if getattr(case, side) is not None]
     with ThreadPoolExecutor(2) as pool:
         counts = dict(zip(jobs, pool.map(lambda job: per_call(*job), jobs)))
+    print(allocator_note())
     print("| case | baseline | baseline (instr.) | ours (instr.) | msgspec (instr.) | ours / baseline | ours / msgspec | target |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for case in chosen:

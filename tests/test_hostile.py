@@ -177,9 +177,9 @@ def test_threads_decode_alike(mn):
 
 
 def test_a_decode_inside_a_decode_reads_its_own_body(pair):
-    # The compiled cores parse through one view they repoint at each body. A finalizer the
+    # The compiled cores parse through one window (a bytearray) they repoint at each body. A finalizer the
     # GC runs mid-parse (an allocation can start a collection) may decode another payload,
-    # repointing the view and leaving it idle while the outer parse is under way: each call
+    # repointing the window and leaving it idle while the outer parse is under way: each call
     # must still read its own body.
     from strategies import dump
 
@@ -193,7 +193,7 @@ def test_a_decode_inside_a_decode_reads_its_own_body(pair):
         def __del__(self):
             seen.append(tb.decode(inner))
             try:
-                tb.decode(b"\x03{")  # a failed parse leaves the view idle too
+                tb.decode(b"\x03{")  # a failed parse leaves the window idle too
             except tb.FrameError:
                 pass
 

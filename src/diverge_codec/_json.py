@@ -296,9 +296,10 @@ else:
 
 
 def _reads_views() -> bool:
-    """Whether loads takes a memoryview: orjson's free-threaded builds read only bytes and str."""
+    """Whether loads takes a memoryview and a bytearray: orjson's free-threaded builds read only bytes and str."""
     try:
         loads(memoryview(b"0"))
+        loads(bytearray(b"0"))
     except (DecodeFailure, TypeError):
         return False
     return True
@@ -310,8 +311,8 @@ VIEW_FROM = 16384 if READS_VIEWS else sys.maxsize
 is cheaper when small (a view costs two allocations), a view saves a second copy when large."""
 
 VIEW_READ_AT_ONCE = BACKEND == "orjson" and READS_VIEWS
-"""Whether loads reads a view's pointer and length in C before anything else, as orjson does:
-then the compiled cores may share one view across calls (``_payload.pxd``)."""
+"""Whether loads reads a buffer's pointer and length in C before anything else, as orjson does:
+then the compiled cores may lend one bytearray out as a window onto each body (``_payload.pxd``)."""
 
 
 def failure_reason(error: BaseException) -> str:

@@ -18,7 +18,7 @@ cdef extern from "Python.h":
 
 from cpython.dict cimport PyDictProxy_New
 
-from diverge_codec._payload cimport new_shared_view, parse_body, payload_owner, tagged
+from diverge_codec._payload cimport bytes_owner, new_shared_body, owned, parse_body, parsed_or_null, payload_owner, set_parser, tagged
 from diverge_codec._values cimport encodable
 
 from diverge_codec import _json, errors
@@ -50,7 +50,8 @@ __all__ = [
 ]
 
 cdef object _loads = _json.loads
-cdef object _body_view = new_shared_view(_json.VIEW_READ_AT_ONCE)
+cdef object _shared_body = new_shared_body(_json.VIEW_READ_AT_ONCE)
+set_parser(_loads)  # the parser the shared body is read by
 cdef object _raw_dumps = _json.raw_dumps
 cdef object _encode_problem = _json.encode_problem
 cdef bint _FULL_WALK = not _json.BACKEND_REFUSES_THE_REST
@@ -185,55 +186,68 @@ cdef inline str _params_problem(dict parsed):
     return _META_INVALID
 
 
+cdef inline object _notification_or_reason(object parsed):
+    """The Notification for a parsed body, or the str reason the channel refuses it: notification_problem's rules, inlined, the method looked up once."""
+    cdef PyObject* method
+    cdef str method_name
+    cdef Notification notification
+    if type(parsed) is not dict:
+        return _NOT_AN_OBJECT
+    method = PyDict_GetItemWithError(parsed, _METHOD)
+    if method is NULL or type(<object>method) is not str:
+        return _METHOD_NOT_A_STRING
+    # owned, not borrowed: the allocation below may run a GC callback that finds the dict
+    # (gc.get_objects) and drops the member
+    method_name = <str>method
+    reason = _params_problem(<dict>parsed)
+    if reason is not None:
+        return reason
+    notification = Notification.__new__(Notification)
+    notification._notification = <dict>parsed
+    notification._method = method_name
+    return notification
+
+
 cdef object _decode(object payload):
     cdef const char* data = NULL
     cdef Py_ssize_t size = 0
-    cdef object owner = payload_owner(payload, &data, &size)
+    cdef PyObject* result
+    cdef Error error
+    cdef object owner = bytes_owner(payload, &data, &size)
     if owner is None:
         raise errors.payload_type_error(_CHANNEL, payload)
     if size == 0:
         raise EmptyFrameError()
     cdef unsigned char tag = <unsigned char>data[0]
+    if tag == 0:
+        result = NULL
+        if _shared_body is not None:
+            result = parsed_or_null(_shared_body, data, size, _DecodeFailure)
+        # one call site, so the C compiler inlines the rules
+        frame = _notification_or_reason(owned(result) if result != NULL else _parsed(owner, data, size, tag))
+        if type(frame) is Notification:
+            return frame
+        raise NotificationParseError(frame)
     if tag > 1:
         raise UnknownTagError(tag)
-    cdef object reason = None
-    cdef Notification notification
-    cdef Error error
-    cdef PyObject* method
-    cdef str method_name
+    parsed = _parsed(owner, data, size, tag)
+    reason = None
     try:
-        parsed = parse_body(_loads, _body_view, owner, data, size)
+        error = Error.__new__(Error)
+        error._error = error_data_from_json(parsed)
+        return error
+    except Refused as refused:
+        reason = refused.reason
+    raise ErrorParseError(reason)  # outside the except: no __context__
+
+
+cdef object _parsed(object owner, const char* data, Py_ssize_t size, unsigned char tag):
+    """The parser's result for the body (read in whichever way parse_body reads it); a refusal raised as the variant's ParseError, worded."""
+    try:
+        return parse_body(_loads, _shared_body, owner, data, size)
     except _DecodeFailure as problem:
         reason = _failure_reason(problem)
-    else:
-        if tag == 0:
-            # notification_problem's rules, inlined: the method is looked up once.
-            if type(parsed) is not dict:
-                reason = _NOT_AN_OBJECT
-            else:
-                method = PyDict_GetItemWithError(parsed, _METHOD)
-                if method is NULL or type(<object>method) is not str:
-                    reason = _METHOD_NOT_A_STRING
-                else:
-                    # owned, not borrowed: the allocation below may run a GC callback that finds
-                    # the dict (gc.get_objects) and drops the member
-                    method_name = <str>method
-                    reason = _params_problem(<dict>parsed)
-                    if reason is None:
-                        notification = Notification.__new__(Notification)
-                        notification._notification = <dict>parsed
-                        notification._method = method_name
-                        return notification
-        else:
-            try:
-                error = Error.__new__(Error)
-                error._error = error_data_from_json(parsed)
-                return error
-            except Refused as refused:
-                reason = refused.reason
-    if tag == 0:
-        raise NotificationParseError(reason)
-    raise ErrorParseError(reason)
+    raise (NotificationParseError if tag == 0 else ErrorParseError)(reason)  # outside the except: no __context__
 
 
 def decode(payload):

@@ -13,11 +13,9 @@ from cpython.bytearray cimport PyByteArray_CheckExact
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDictProxy_New, PyDict_Copy
 from cpython.number cimport PyNumber_InPlaceAdd
-from cpython.exc cimport PyErr_Clear, PyErr_ExceptionMatches
-from cpython.memoryview cimport PyMemoryView_GET_BUFFER
 from cpython.object cimport PyObject
 
-from diverge_codec._payload cimport new_shared_view, parse_body, payload_owner, tagged
+from diverge_codec._payload cimport bytes_owner, new_shared_body, owned, parse_body, parsed_or_null, payload_owner, set_parser, tagged
 from diverge_codec._values cimport encodable
 
 from diverge_codec import _json, errors
@@ -53,7 +51,7 @@ __all__ = [
 ]
 
 cdef object _loads = _json.loads
-cdef object _body_view = new_shared_view(_json.VIEW_READ_AT_ONCE)
+cdef object _shared_body = new_shared_body(_json.VIEW_READ_AT_ONCE)
 cdef object _raw_dumps = _json.raw_dumps
 cdef object _encode_problem = _json.encode_problem
 cdef bint _FULL_WALK = not _json.BACKEND_REFUSES_THE_REST
@@ -78,13 +76,9 @@ cdef extern from "Python.h":
 cdef extern from "_tools_begin_scan.h":
     object dt_declaration_or_none(const char* data, size_t size, object fixed, object rotating)
     object dt_begun_payload(object secrets, object fixed, object rotating)
-    object dt_own(PyObject* reference)
-    object dt_raise()
-    void dt_set_loads(object loads)
-    PyObject* dt_call_loads(PyObject* loads, PyObject* argument)
 
 
-dt_set_loads(_loads)  # the parser's C function, called directly where it is a one-argument builtin
+set_parser(_loads)  # the parser the shared body is read by
 
 
 @cython.freelist(8)
@@ -229,52 +223,42 @@ def decode(payload):
     """Read one tools-begin response payload. Raises a FrameError subclass, never quoting the payload."""
     cdef const char* data = NULL
     cdef Py_ssize_t size = 0
-    cdef object owner = payload_owner(payload, &data, &size)
-    cdef Begun begun
+    cdef object owner = bytes_owner(payload, &data, &size)
     if owner is None:
         raise errors.payload_type_error(_CHANNEL, payload)
+    return _decode(owner, data, size)
+
+
+cdef inline object _decode(object owner, const char* data, Py_ssize_t size):
+    """The frame in the size bytes at data, which the bytes object owner holds (data[size] is 0, and nothing can move them)."""
+    cdef Begun begun
+    cdef Inactive inactive
+    cdef PyObject* result
     if size == 0:
         raise EmptyFrameError()
     cdef unsigned char tag = <unsigned char>data[0]
+    if tag == 3 and _shared_body is not None:
+        result = parsed_or_null(_shared_body, data, size, _DecodeFailure)
+        if result == NULL:
+            return _parsed_frame(owner, data, size, 3)  # which words the refusal
+        parsed = owned(result)
+        if type(parsed) is not dict:
+            parsed = None  # a traceback's captured locals show no value
+            raise InactiveParseError(errors.NOT_AN_OBJECT)
+        inactive = Inactive.__new__(Inactive)
+        inactive._values = <dict>parsed
+        return inactive
     if tag == 2:
         return _ACTIVE
     if tag > 3:
         raise UnknownTagError(tag)
-    if tag == 0:  # owner is a bytes object: data[size] is 0, and nothing can move the bytes
+    if tag == 0:
         declared = dt_declaration_or_none(data + 1, <size_t>(size - 1), _FIXED, _ROTATING)
         if declared is not None:
             begun = Begun.__new__(Begun)
             begun._secrets = <dict>declared
             return begun
-    elif tag == 3 and _body_view is not None:
-        return _inactive(owner, data, size)
     return _parsed_frame(owner, data, size, tag)
-
-
-cdef object _inactive(object owner, const char* data, Py_ssize_t size):
-    """An Inactive through the shared view, with no exception handling on the way: parse_body inlined
-    (the view is pointed, read by orjson at once, and left idle). A parse failure is parsed again by
-    _parsed_frame, which words it; any other exception (a signal's, MemoryError) goes up as it is."""
-    cdef Inactive inactive = Inactive.__new__(Inactive)
-    cdef Py_buffer* buffer = PyMemoryView_GET_BUFFER(_body_view)
-    buffer.buf = <void*>(data + 1)
-    buffer.len = size - 1
-    buffer.shape[0] = size - 1
-    cdef PyObject* result = dt_call_loads(<PyObject*>_loads, <PyObject*>_body_view)
-    buffer.buf = <void*><char*>b""  # idle, it points at nothing that may be freed
-    buffer.len = 0
-    buffer.shape[0] = 0
-    if result == NULL:
-        if not PyErr_ExceptionMatches(_DecodeFailure):
-            return dt_raise()
-        PyErr_Clear()
-        return _parsed_frame(owner, data, size, 3)
-    parsed = dt_own(result)
-    if type(parsed) is not dict:
-        parsed = None  # a traceback's captured locals show no value
-        raise InactiveParseError(errors.NOT_AN_OBJECT)
-    inactive._values = <dict>parsed
-    return inactive
 
 
 cdef object _parsed_frame(object owner, const char* data, Py_ssize_t size, unsigned char tag):
@@ -284,7 +268,7 @@ cdef object _parsed_frame(object owner, const char* data, Py_ssize_t size, unsig
     cdef Error error
     cdef Inactive inactive
     try:
-        parsed = parse_body(_loads, _body_view, owner, data, size)
+        parsed = parse_body(_loads, _shared_body, owner, data, size)
     except _DecodeFailure as problem:
         reason = _failure_reason(problem)
     else:

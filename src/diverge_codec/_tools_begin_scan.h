@@ -171,30 +171,6 @@ static PyObject *dt_declaration_or_none(const char *data, size_t size, PyObject 
     Py_RETURN_NONE;
 }
 
-/* The parser's own C function where it is a one-argument builtin (orjson.loads is): the call
- * then skips the generic vectorcall's checks, as Cython does for such a builtin. */
-typedef PyObject *(*dt_one_arg)(PyObject *, PyObject *);
-static dt_one_arg dt_loads_function = NULL;
-static PyObject *dt_loads_self = NULL;
-
-static void dt_set_loads(PyObject *loads) {
-    if (PyCFunction_CheckExact(loads) && (PyCFunction_GET_FLAGS(loads) & ~METH_COEXIST) == METH_O) {
-        dt_loads_self = PyCFunction_GET_SELF(loads);
-        Py_XINCREF(dt_loads_self);  /* held for good, as the function is */
-        dt_loads_function = (dt_one_arg)PyCFunction_GET_FUNCTION(loads);
-    }
-}
-
-/* loads(argument): a new reference, or NULL with the exception set. */
-static inline PyObject *dt_call_loads(PyObject *loads, PyObject *argument) {
-    if (dt_loads_function) return dt_loads_function(dt_loads_self, argument);
-    return PyObject_CallOneArg(loads, argument);
-}
-
-/* For Cython: take a new reference as an object (o is not NULL); and NULL, to propagate the exception set. */
-static inline PyObject *dt_own(PyObject *o) { return o; }
-static inline PyObject *dt_raise(void) { return NULL; }
-
 #define DT_HEAD "{\"secrets\":{"
 #define DT_HEAD_SIZE 12
 
