@@ -8,7 +8,8 @@ walks every object start-up left) falls inside one run's n calls and not the oth
 and a side's count moves by up to 6%. Each side still pays the young collections its
 own allocations cause. The calls are made as timeit makes them, from a function over
 ``itertools.repeat`` (a module-level ``for`` would store each int in the module's dict:
-~150 instructions a call on both sides, which pulls every ratio towards 1). Run from the repo root with the venv active:
+~150 instructions a call on both sides, which pulls every ratio towards 1). The malloc:
+``ALLOCATOR``. Run from the repo root with the venv active:
 
     python benchmarks/instructions.py [substring of case names ...]
 
@@ -45,7 +46,7 @@ ALLOCATOR = os.environ.get("DIVERGE_CODEC_BENCH_MALLOC", MIMALLOC if os.path.exi
 installed (Debian: libmimalloc2.0). orjson's parse buffer is over 1 KiB, which glibc's malloc
 serves by a path that costs 100 to 260 instructions a call depending on the heap's layout,
 and the layout moves with any change to the script: one side's count then moves by up to
-5% between runs. mimalloc serves it the same way every call."""
+6% between runs. mimalloc serves it the same way every call."""
 
 
 def allocator_note() -> str:

@@ -42,7 +42,6 @@ function = lambda: {call}
 
 def main() -> None:
     reps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
-    sys.path.insert(0, str(HERE))
     import test_relay_families as fam
 
     lines = fam.CAPTURES[fam.TS_FAMILY]

@@ -27,7 +27,6 @@ def per_call(name: str, side: str, implementation: str = "cython") -> float:
 
 
 def main(filters: list[str]) -> None:
-    sys.path.insert(0, str(HERE))
     from tools_begin_cases import cases
 
     chosen = [case for case in cases() if not filters or any(part in case.name for part in filters)]

@@ -65,7 +65,7 @@ cdef extern from *:
     static dc_one_arg dc_parser_function = NULL;
     static PyObject *dc_parser_self = NULL;
 
-    static void dc_set_parser(PyObject *loads) {
+    static inline void dc_set_parser(PyObject *loads) {
         Py_INCREF(loads);
         dc_parser = loads;
         if (PyCFunction_CheckExact(loads) && (PyCFunction_GET_FLAGS(loads) & ~METH_COEXIST) == METH_O) {
@@ -95,8 +95,9 @@ cdef extern from *:
     object reraise "dc_raise"()
 
 
-cdef inline object new_shared_body(bint parser_reads_at_once):
-    """An empty bytearray that parse_body lends out as a window onto each body in turn; None where that is unsafe.
+cdef inline object new_shared_body(object loads, bint parser_reads_at_once):
+    """An empty bytearray that parse_body lends out as a window onto each body in turn, for loads
+    to read (the module's one parser from then on); None where that is unsafe.
 
     Reusing one object costs no allocation, where a copy or a fresh view costs one or
     two; a bytearray rather than a memoryview because orjson reads one in two calls, a
@@ -117,6 +118,7 @@ cdef inline object new_shared_body(bint parser_reads_at_once):
     """
     if not (GIL_BUILD and parser_reads_at_once):
         return None
+    set_parser(loads)
     cdef object body = bytearray()
     Py_INCREF(body)
     return body
@@ -125,7 +127,7 @@ cdef inline object new_shared_body(bint parser_reads_at_once):
 cdef inline object parse_body(object loads, object shared_body, object owner, const char* data, Py_ssize_t size):
     """loads() of the JSON after the tag byte of the size bytes at data (in owner), through shared_body where there is one.
 
-    With a shared body, loads must be the parser given to set_parser.
+    With a shared body, loads must be the parser given to new_shared_body.
     """
     if shared_body is None:
         return loads(body_of(owner, data, size))

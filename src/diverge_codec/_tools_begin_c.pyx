@@ -15,7 +15,7 @@ from cpython.dict cimport PyDictProxy_New, PyDict_Copy
 from cpython.number cimport PyNumber_InPlaceAdd
 from cpython.object cimport PyObject
 
-from diverge_codec._payload cimport bytes_owner, new_shared_body, owned, parse_body, parsed_or_null, payload_owner, set_parser, tagged
+from diverge_codec._payload cimport bytes_owner, new_shared_body, owned, parse_body, parsed_or_null, payload_owner, tagged
 from diverge_codec._values cimport encodable
 
 from diverge_codec import _json, errors
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 cdef object _loads = _json.loads
-cdef object _shared_body = new_shared_body(_json.VIEW_READ_AT_ONCE)
+cdef object _shared_body = new_shared_body(_loads, _json.VIEW_READ_AT_ONCE)
 cdef object _raw_dumps = _json.raw_dumps
 cdef object _encode_problem = _json.encode_problem
 cdef bint _FULL_WALK = not _json.BACKEND_REFUSES_THE_REST
@@ -76,9 +76,6 @@ cdef extern from "Python.h":
 cdef extern from "_tools_begin_scan.h":
     object dt_declaration_or_none(const char* data, size_t size, object fixed, object rotating)
     object dt_begun_payload(object secrets, object fixed, object rotating)
-
-
-set_parser(_loads)  # the parser the shared body is read by
 
 
 @cython.freelist(8)
