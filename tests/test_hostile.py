@@ -177,10 +177,10 @@ def test_threads_decode_alike(mn):
 
 
 def test_a_decode_inside_a_decode_reads_its_own_body(pair):
-    # The compiled cores parse through one window (a bytearray) they repoint at each body. A finalizer the
-    # GC runs mid-parse (an allocation can start a collection) may decode another payload,
-    # repointing the window and leaving it idle while the outer parse is under way: each call
-    # must still read its own body.
+    # The compiled cores parse through one window (a bytearray) they repoint at each body. A
+    # finalizer the GC runs mid-parse (an allocation can start a collection) may decode another
+    # payload, repointing the window and leaving it idle while the outer parse is under way:
+    # each call must still read its own body.
     from strategies import dump
 
     tb, mn = pair
@@ -376,6 +376,8 @@ def _public_classes():
 
 
 PUBLIC_CLASSES = _public_classes()
+
+
 @pytest.mark.parametrize("name", sorted(PUBLIC_CLASSES))
 def test_a_half_built_object_has_a_repr(name):
     cls = PUBLIC_CLASSES[name]
