@@ -17,6 +17,7 @@ from conftest import load, require_gc_hooks
 from diverge_codec import mcp_notifications
 from strategies import json_values, names, notifications_payloads
 from test_scanner import _FRAGMENTS, _SPACES, _key  # a key spelled plainly or with an escape, JSON whitespace
+from test_scanner import scanner_check  # fuzz/scanner_check.py, on the path test_scanner sets
 
 SCANNER_CORPUS = sorted((Path(__file__).resolve().parent.parent / "fuzz" / "corpus_scanner").glob("*"))
 
@@ -48,6 +49,15 @@ def deep_compare():
 
 
 def check(payload) -> None:
+    """check_one on the payload, and on its body spaced out into the compiled scan's windowed read."""
+    check_one(payload)
+    data = bytes(payload)
+    if data[:1] == b"\x00" and len(data) <= scanner_check.WINDOW_FROM:
+        for body in scanner_check.windowed(data[1:]):
+            check_one(b"\x00" + body)
+
+
+def check_one(payload) -> None:
     """Both cores: decode_lazy agrees with decode on the verdict, and a lazy notification with its frame."""
     lazies = []
     for core in (load("mcp_notifications", "c"), load("mcp_notifications", "py")):
@@ -268,6 +278,19 @@ def test_a_byte_that_needs_a_look_is_seen_at_every_offset_of_a_long_string(odd):
                      b'{"method":"m","params":{"' + text + b'":1}}', b'{"method":"m","p":"' + b"c" * at + b'"}'):
             check(b"\x00" + body)
             scanner_check.check(body)
+
+
+@pytest.mark.parametrize("odd", _ODD)
+def test_a_byte_that_needs_a_look_is_seen_through_the_window_at_every_alignment(odd):
+    """A long document's strings are read through a window of 64-byte blocks: an odd byte in a
+    long string, before and after every block edge, at every alignment of the document, is seen."""
+    for lead in range(0, 64, 3):
+        for at in (0, 1, 15, 16, 62, 63, 64, 65, 127, 128, 129, 191, 192, 193, 250):
+            text = b"a" * at + odd + b"b" * (260 - at)
+            body = (b" " * lead + b'{"method":"m","params":{"x":[1,2],"' + text + b'":"' + text + b'","n":['
+                    + b"7," * 90 + b'8],"k":"' + text[:70] + b'"}}' + b" " * 300)
+            check_one(b"\x00" + body)
+            scanner_check._check(body)
 
 
 def test_a_method_read_again_is_the_same_text_whatever_came_before(mn):

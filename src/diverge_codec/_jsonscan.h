@@ -13,7 +13,8 @@
  * It runs in C from start to end, holding the GIL and calling no Python API, so no Python
  * code runs while it reads the caller's buffer. It relies on data[size] == 0, as a bytes
  * object guarantees: every byte-wise read stops at the first byte that ends a token, and a
- * NUL ends them all, so no read goes past data[size]; word-wise reads stay below size.
+ * NUL ends them all, so no read goes past data[size]; word-wise and block-wise reads (a window
+ * reads its 64-byte blocks only where start + 256 <= size) stay below size.
  */
 #ifndef DIVERGE_CODEC_JSONSCAN_H
 #define DIVERGE_CODEC_JSONSCAN_H
@@ -144,27 +145,82 @@ static inline void dc_key_add(dc_key *key, unsigned int unit) {
     key->len++;
 }
 
+#if DC_SSE2
+/* Which of sixteen bytes need a string reader's look: a quote, a backslash, or a byte below
+ * 0x20 as a signed byte (a control byte, or one >= 0x80), the same bytes dc_special flags. */
+static inline unsigned int dc_special16(const unsigned char *at) {
+    __m128i chunk = _mm_loadu_si128((const __m128i *)at);
+    return (unsigned int)_mm_movemask_epi8(_mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\\'))),
+        _mm_cmplt_epi8(chunk, _mm_set1_epi8(0x20))));
+}
+
+/* The same for sixty-four bytes: bit i for at[i]. */
+static inline uint64_t dc_special64(const unsigned char *at) {
+    return (uint64_t)dc_special16(at) | ((uint64_t)dc_special16(at + 16) << 16)
+        | ((uint64_t)dc_special16(at + 32) << 32) | ((uint64_t)dc_special16(at + 48) << 48);
+}
+#endif
+
+/* What a document's strings have read ahead, for the next string: the flagged bytes of three
+ * 64-byte blocks from start. A string's end is then a shift and a count on bits already there,
+ * not a load and a compare after the last string's end: in a long document that chain, not
+ * the work, set the pace (64 KB of log lines: 9.7 -> 5.8 us). The window only slides forward,
+ * one block per step at most, with no branch on whether it slides: as a branch it mispredicted
+ * on about a third of those strings (cachegrind), and the window was slower than none. */
+typedef struct {
+    size_t start;       /* a multiple of 64; DC_WINDOW_EMPTY before the first read */
+    uint64_t bits[3];   /* blocks start, start + 64, start + 128 */
+} dc_window;
+
+#define DC_WINDOW_EMPTY ((size_t)-1 - 1023)  /* pos - start >= 128 for any pos: the first string reads */
+#define DC_WINDOW_FROM 512  /* the least document size that has a window: below it, each string reads its own bytes */
+
 /* The string whose opening quote is at s[pos]: the position after its closing quote, or 0.
- * *escaped says whether it holds a backslash. */
-static DC_ALWAYS_INLINE size_t dc_string(const unsigned char *s, size_t pos, size_t end, int *escaped) {
+ * *escaped says whether it holds a backslash. window is the document's (or NULL: none); the
+ * bytes must not change while it is in use. */
+static DC_ALWAYS_INLINE size_t dc_string(const unsigned char *s, size_t pos, size_t end, int *escaped, dc_window *window) {
     int unit, low;
     size_t step;
     uint64_t word;
     pos++;
     for (;;) {
 #if DC_SSE2
-        /* Sixteen bytes at once: a quote, a backslash, or a byte below 0x20 as a signed byte
-         * (a control byte, or one >= 0x80): the same bytes dc_special flags, the lowest exact. */
-        if (pos + 16 <= end) {
-            __m128i chunk = _mm_loadu_si128((const __m128i *)(s + pos));
-            int mask = _mm_movemask_epi8(_mm_or_si128(
-                _mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\\'))),
-                _mm_cmplt_epi8(chunk, _mm_set1_epi8(0x20))));
+        size_t offset = window ? pos - window->start : 0;
+        if (window && (offset < 128 ? window->start + 256 <= end : (pos & ~(size_t)63) + 256 <= end)) {
+            uint64_t ahead, first, second;
+            int slides;
+            if (offset >= 128) {  /* the first string, or one far past the last: read the blocks at pos */
+                window->start = pos & ~(size_t)63;
+                window->bits[0] = dc_special64(s + window->start);
+                window->bits[1] = dc_special64(s + window->start + 64);
+                window->bits[2] = dc_special64(s + window->start + 128);
+                offset = pos - window->start;
+            }
+            /* The fourth block is read every time, and kept only if pos has left the first. */
+            ahead = dc_special64(s + window->start + 192);
+            slides = offset >= 64;
+            window->start = slides ? window->start + 64 : window->start;
+            first = slides ? window->bits[1] : window->bits[0];
+            second = slides ? window->bits[2] : window->bits[1];
+            window->bits[2] = slides ? ahead : window->bits[2];
+            window->bits[0] = first;
+            window->bits[1] = second;
+            offset = slides ? offset - 64 : offset;
+            word = (first >> offset) | ((second << 1) << (63 - offset));  /* the 64 bytes from pos */
+            if (!word) {
+                pos += 64;
+                continue;
+            }
+            pos += (size_t)__builtin_ctzll(word);
+        } else
+        if (pos + 16 <= end) {  /* no window, or near the end: sixteen bytes at once */
+            unsigned int mask = dc_special16(s + pos);
             if (!mask) {
                 pos += 16;
                 continue;
             }
-            pos += (size_t)__builtin_ctz((unsigned int)mask);
+            pos += (size_t)__builtin_ctz(mask);
         } else
 #endif
         if (pos + 8 <= end) {
@@ -353,8 +409,9 @@ static inline void dc_member(dc_splice *out, dc_cutter *cutter, size_t start, si
 
 /* Read one JSON document (data[size] must be 0): a DC_ status. Without fields, a JSON-RPC message,
  * and for DC_NOTIFICATION the splice in out; with fields, a channel notification (an id is just a
- * member, no cut is made), its fields' spans in fields. Inlined into each entry point below. */
-static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *out, dc_fields *fields) {
+ * member, no cut is made), its fields' spans in fields. windowed (a constant): its strings share a
+ * dc_window (size must be at least DC_WINDOW_FROM). Inlined into each entry point below. */
+static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *out, dc_fields *fields, int windowed) {
     const unsigned char *s = (const unsigned char *)data;
     unsigned char stack[DC_MAX_DEPTH + 1];  /* the open containers: '{' or '[' */
     size_t depth = 0, pos = 0, next, member_start = 0, key_start;
@@ -362,6 +419,8 @@ static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *ou
     int method_kind = DC_ABSENT, params_kind = DC_ABSENT, meta_kind = DC_ABSENT, kind;
     dc_cutter cutter = {0, DC_NONE, DC_NONE, 0, 0};
     dc_key key;
+    dc_window window = {DC_WINDOW_EMPTY, {0, 0, 0}};
+    dc_window *reader = windowed ? &window : NULL;
     int top_role = DC_ROLE_OTHER;  /* the role of the top-level member being read (fields only) */
     size_t value_start = 0;
 
@@ -392,7 +451,7 @@ value:
         if (stack[depth] == '{') goto key;
         goto value;
     case '"':
-        next = dc_string(s, pos, size, &escaped);
+        next = dc_string(s, pos, size, &escaped, reader);
         break;
     case 't':
         next = dc_literal(s, pos, "true", 4);
@@ -414,7 +473,7 @@ value:
 key:
     if (s[pos] != '"') return DC_INVALID;
     escaped = 0;
-    next = dc_string(s, pos, size, &escaped);
+    next = dc_string(s, pos, size, &escaped, reader);
     if (!next) return DC_INVALID;
     key_start = pos;
     pos = next;
@@ -453,6 +512,13 @@ closed:  /* the container at depth ended at pos */
     if (depth == 1) in_params = 0;
 
 after:  /* a value ended at pos */
+    if (depth >= 2 && s[pos] == ',' && s[pos + 1] == '"' && stack[depth] == '[') {
+        /* the next string of a nested array, the bulk of a long list: no bookkeeping applies */
+        next = dc_string(s, pos + 1, size, &escaped, reader);
+        if (!next) return DC_INVALID;
+        pos = next;
+        goto after;
+    }
     if (depth == 1 && stack[1] == '{') {
         if (!fields) {
             dc_member(out, &cutter, member_start, pos, role == DC_ROLE_ENVELOPE);
@@ -496,9 +562,21 @@ done:
     return cutter.overflow ? DC_UNSURE : DC_NOTIFICATION;
 }
 
+/* The entry points, each in two builds: a long document's strings share a window; a short
+ * one's (most messages) skip its test on every string. */
+static int dc_scan_notification_windowed(const char *data, size_t size, dc_splice *out) {
+    return dc_scan(data, size, out, NULL, 1);
+}
+
+static int dc_scan_fields_windowed(const char *data, size_t size, dc_fields *fields) {
+    dc_splice unused;
+    return dc_scan(data, size, &unused, fields, 1);
+}
+
 /* Read one JSON-RPC message (data[size] must be 0): a DC_ status, and for DC_NOTIFICATION the splice in out. */
 static int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
-    return dc_scan(data, size, out, NULL);
+    if (size >= DC_WINDOW_FROM) return dc_scan_notification_windowed(data, size, out);
+    return dc_scan(data, size, out, NULL, 0);
 }
 
 /* Read one notification body (data[size] must be 0) for decode_lazy: DC_NOTIFICATION with its
@@ -506,7 +584,8 @@ static int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
  * as orjson reads it, blank, or no object), which the parser words. */
 static int dc_scan_fields(const char *data, size_t size, dc_fields *fields) {
     dc_splice unused;
-    return dc_scan(data, size, &unused, fields);
+    if (size >= DC_WINDOW_FROM) return dc_scan_fields_windowed(data, size, fields);
+    return dc_scan(data, size, &unused, fields, 0);
 }
 
 #endif

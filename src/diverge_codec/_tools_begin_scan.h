@@ -118,7 +118,7 @@ static int dt_declaration(const char *data, size_t size, PyObject *fixed, PyObje
     if (s[pos] != '}') {
         for (;;) {
             if (s[pos] != '"') goto unsure;
-            next = dc_string(s, pos, size, &escaped);
+            next = dc_string(s, pos, size, &escaped, NULL);  /* Python runs between names: no window */
             if (!next || escaped) goto unsure;
             start = pos + 1;
             pos = dt_skip(s, next);
