@@ -33,6 +33,8 @@ KEYS = [
     b'"\\u005fmeta"', b'"x"', b'"p\\u0061rams"', b'"i\\ud83d\\ude00"',
 ]
 SPACES = [b"", b"", b"", b" ", b"\n", b"\t", b"\r\n", b"\x0c"]
+LOOKS = [b'\\"', b"\\\\", b"\\u00e9", b"\\ud83d\\ude00", b"\\ud83d", b"\xc3\xa9", b"\xf0\x9f\x98\x80", b"\xed\xa0\x80", b"\x01", b"\xff",
+         b"\x7f", b"\\x"]
 
 
 class Lines:
@@ -51,6 +53,17 @@ class Lines:
             return b"[" + space() + b",".join(space() + self.value(depth + 1) + space() for _ in range(rnd.randint(0, 3))) + b"]"
         return b"{" + space() + b",".join(self.member(depth + 1) for _ in range(rnd.randint(0, 4))) + b"}"
 
+    def strings(self) -> bytes:
+        """An array of strings of 0 to 300 bytes, a few holding an atom's string or bytes that need a look."""
+        rnd, items = self.rnd, []
+        for _ in range(rnd.randint(2, 40)):
+            text = b"w" * rnd.randint(0, 300)
+            if rnd.random() < 0.2:
+                at = rnd.randint(0, len(text))
+                text = text[:at] + rnd.choice(LOOKS) + text[at:]
+            items.append(b'"' + text + b'"')
+        return b"[" + b",".join(items) + b"]"
+
     def member(self, depth: int, key: bytes | None = None, value: bytes | None = None) -> bytes:
         space = self.space
         key = self.rnd.choice(KEYS) if key is None else key
@@ -65,6 +78,9 @@ class Lines:
         line = self.space() + b"{" + b",".join(members) + b"}" + self.space()
         if rnd.random() < 0.05:
             line = b'{"method":"x","params":{"d":' + b"[" * rnd.randint(1020, 1026) + b"]" * rnd.randint(1020, 1026) + b"}}"
+        elif rnd.random() < 0.1:  # a long array of strings: the scan reads it through its window
+            members.append(self.member(1, b'"lines"', self.strings()))
+            line = self.space() + b"{" + b",".join(members) + b"}" + self.space()
         return self.mutate(line) if rnd.random() < 0.5 else line
 
     def mutate(self, line: bytes) -> bytes:

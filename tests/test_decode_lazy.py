@@ -282,13 +282,16 @@ def test_a_byte_that_needs_a_look_is_seen_at_every_offset_of_a_long_string(odd):
 
 @pytest.mark.parametrize("odd", _ODD)
 def test_a_byte_that_needs_a_look_is_seen_through_the_window_at_every_alignment(odd):
-    """A long document's strings are read through a window of 64-byte blocks: an odd byte in a
-    long string, before and after every block edge, at every alignment of the document, is seen."""
+    """A long document's arrays of strings are read through a window of 64-byte blocks: an odd
+    byte before and after every block edge, in strings short and long (past three blocks),
+    after a gap of other values, at every alignment of the document, is seen."""
     for lead in range(0, 64, 3):
-        for at in (0, 1, 15, 16, 62, 63, 64, 65, 127, 128, 129, 191, 192, 193, 250):
-            text = b"a" * at + odd + b"b" * (260 - at)
-            body = (b" " * lead + b'{"method":"m","params":{"x":[1,2],"' + text + b'":"' + text + b'","n":['
-                    + b"7," * 90 + b'8],"k":"' + text[:70] + b'"}}' + b" " * 300)
+        for at in (0, 1, 15, 16, 17, 62, 63, 64, 65, 127, 128, 129, 191, 192, 193, 250):
+            text = b'"' + b"a" * at + odd + b"b" * (260 - at) + b'"'
+            short = b'"' + b"c" * (at % 40) + odd + b'"'
+            items = [b'"x"', b'"' + b"d" * 20 + b'"', text, short, text, b"1", b"[2]", b"{}", b'"' + b"e" * 100 + b'"', short]
+            body = (b" " * lead + b'{"method":"m","params":{"lines":[' + b",".join(items + items[::-1]) + b"]}}"
+                    + b" " * 300)
             check_one(b"\x00" + body)
             scanner_check._check(body)
 

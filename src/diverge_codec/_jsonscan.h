@@ -148,7 +148,7 @@ static inline void dc_key_add(dc_key *key, unsigned int unit) {
 #if DC_SSE2
 /* Which of sixteen bytes need a string reader's look: a quote, a backslash, or a byte below
  * 0x20 as a signed byte (a control byte, or one >= 0x80), the same bytes dc_special flags. */
-static inline unsigned int dc_special16(const unsigned char *at) {
+static DC_ALWAYS_INLINE unsigned int dc_special16(const unsigned char *at) {
     __m128i chunk = _mm_loadu_si128((const __m128i *)at);
     return (unsigned int)_mm_movemask_epi8(_mm_or_si128(
         _mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\\'))),
@@ -156,48 +156,62 @@ static inline unsigned int dc_special16(const unsigned char *at) {
 }
 
 /* The same for sixty-four bytes: bit i for at[i]. */
-static inline uint64_t dc_special64(const unsigned char *at) {
+static DC_ALWAYS_INLINE uint64_t dc_special64(const unsigned char *at) {
     return (uint64_t)dc_special16(at) | ((uint64_t)dc_special16(at + 16) << 16)
         | ((uint64_t)dc_special16(at + 32) << 32) | ((uint64_t)dc_special16(at + 48) << 48);
 }
 #endif
 
-/* What a document's strings have read ahead, for the next string: the flagged bytes of three
- * 64-byte blocks from start. A string's end is then a shift and a count on bits already there,
- * not a load and a compare after the last string's end: in a long document that chain, not
- * the work, set the pace (64 KB of log lines: 9.7 -> 5.8 us). The window only slides forward,
- * one block per step at most, with no branch on whether it slides: as a branch it mispredicted
- * on about a third of those strings (cachegrind), and the window was slower than none. */
+/* What the strings of a long array have read ahead, for the next one: the flagged bytes of three
+ * 64-byte blocks from start. The next string's end is then a shift and a count on bits already
+ * there, not a load and a compare after the last string's end: in a long list of strings that
+ * chain, not the work, sets the pace (64 KB of log lines: 9.7 -> 5.8 us). The window only slides
+ * forward, one block per step at most, with no branch on whether it slides: as a branch it
+ * mispredicted on about a third of those strings (cachegrind), and was slower than no window.
+ * Only an array's strings after its first use it: for a document's other strings (keys, and
+ * values spread among other values) keeping it up cost more than it saved (items +11%). */
 typedef struct {
     size_t start;       /* a multiple of 64; DC_WINDOW_EMPTY before the first read */
     uint64_t bits[3];   /* blocks start, start + 64, start + 128 */
 } dc_window;
 
-#define DC_WINDOW_EMPTY ((size_t)-1 - 1023)  /* pos - start >= 128 for any pos: the first string reads */
-#define DC_WINDOW_FROM 512  /* the least document size that has a window: below it, each string reads its own bytes */
+#define DC_WINDOW_EMPTY ((size_t)-1 - 1023)  /* pos - start >= 128 for any pos: the first use reads */
+#define DC_WINDOW_FROM 512  /* the least document size with a window: the scan of a shorter one has no test for it */
 
 /* The string whose opening quote is at s[pos]: the position after its closing quote, or 0.
- * *escaped says whether it holds a backslash. window is the document's (or NULL: none); the
- * bytes must not change while it is in use. */
+ * *escaped says whether it holds a backslash. window is the document's (or NULL: none): past its
+ * first sixteen bytes, the string is read through it; the bytes must not change while it is in use. */
 static DC_ALWAYS_INLINE size_t dc_string(const unsigned char *s, size_t pos, size_t end, int *escaped, dc_window *window) {
     int unit, low;
     size_t step;
     uint64_t word;
+    unsigned char c;
     pos++;
+#if DC_SSE2
+    if (window && pos + 16 <= end) {  /* a short string ends in its first sixteen bytes, as without a window */
+        unsigned int head = dc_special16(s + pos);
+        if (head) {
+            pos += (size_t)__builtin_ctz(head);
+            goto look;
+        }
+        pos += 16;
+    }
+#endif
     for (;;) {
 #if DC_SSE2
         size_t offset = window ? pos - window->start : 0;
         if (window && (offset < 128 ? window->start + 256 <= end : (pos & ~(size_t)63) + 256 <= end)) {
             uint64_t ahead, first, second;
             int slides;
-            if (offset >= 128) {  /* the first string, or one far past the last: read the blocks at pos */
+            if (offset >= 128) {  /* the first use, or one far past the last: read the blocks at pos */
                 window->start = pos & ~(size_t)63;
                 window->bits[0] = dc_special64(s + window->start);
                 window->bits[1] = dc_special64(s + window->start + 64);
                 window->bits[2] = dc_special64(s + window->start + 128);
                 offset = pos - window->start;
             }
-            /* The fourth block is read every time, and kept only if pos has left the first. */
+            /* The fourth block is read every time (its address is known before pos is), and
+             * kept only where pos has left the first. */
             ahead = dc_special64(s + window->start + 192);
             slides = offset >= 64;
             window->start = slides ? window->start + 64 : window->start;
@@ -234,7 +248,8 @@ static DC_ALWAYS_INLINE size_t dc_string(const unsigned char *s, size_t pos, siz
             pos += (size_t)DC_FIRST_FLAGGED(word);  /* the lowest flag marks a byte that needs the look */
 #endif
         }
-        unsigned char c = s[pos];
+look:  /* s[pos] needs a look */
+        c = s[pos];
         if (c == '"') return pos + 1;
         if (c < 0x20) return 0;  /* a control character, or the NUL past the end */
         if (c >= 0x80) {
@@ -409,8 +424,8 @@ static inline void dc_member(dc_splice *out, dc_cutter *cutter, size_t start, si
 
 /* Read one JSON document (data[size] must be 0): a DC_ status. Without fields, a JSON-RPC message,
  * and for DC_NOTIFICATION the splice in out; with fields, a channel notification (an id is just a
- * member, no cut is made), its fields' spans in fields. windowed (a constant): its strings share a
- * dc_window (size must be at least DC_WINDOW_FROM). Inlined into each entry point below. */
+ * member, no cut is made), its fields' spans in fields. windowed (a constant): its arrays' strings
+ * share a dc_window (size must be at least DC_WINDOW_FROM). Inlined into each entry point below. */
 static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *out, dc_fields *fields, int windowed) {
     const unsigned char *s = (const unsigned char *)data;
     unsigned char stack[DC_MAX_DEPTH + 1];  /* the open containers: '{' or '[' */
@@ -424,6 +439,7 @@ static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *ou
     int top_role = DC_ROLE_OTHER;  /* the role of the top-level member being read (fields only) */
     size_t value_start = 0;
 
+    stack[0] = 0;  /* no container: what the array test after the root value reads */
     if (!fields) memset(out, 0, sizeof(*out));  /* with fields, out is not read */
     if (fields) {
         fields->method_start = fields->method_end = fields->params_start = fields->params_end = DC_NONE;
@@ -451,7 +467,7 @@ value:
         if (stack[depth] == '{') goto key;
         goto value;
     case '"':
-        next = dc_string(s, pos, size, &escaped, reader);
+        next = dc_string(s, pos, size, &escaped, NULL);
         break;
     case 't':
         next = dc_literal(s, pos, "true", 4);
@@ -473,7 +489,7 @@ value:
 key:
     if (s[pos] != '"') return DC_INVALID;
     escaped = 0;
-    next = dc_string(s, pos, size, &escaped, reader);
+    next = dc_string(s, pos, size, &escaped, NULL);
     if (!next) return DC_INVALID;
     key_start = pos;
     pos = next;
@@ -512,8 +528,9 @@ closed:  /* the container at depth ended at pos */
     if (depth == 1) in_params = 0;
 
 after:  /* a value ended at pos */
-    if (depth >= 2 && s[pos] == ',' && s[pos + 1] == '"' && stack[depth] == '[') {
-        /* the next string of a nested array, the bulk of a long list: no bookkeeping applies */
+    if (windowed && stack[depth] == '[' && s[pos] == ',' && s[pos + 1] == '"') {
+        /* the next string of an array, the bulk of a long list: read through the window, with
+         * none of a member's bookkeeping (an array has none) */
         next = dc_string(s, pos + 1, size, &escaped, reader);
         if (!next) return DC_INVALID;
         pos = next;
@@ -562,8 +579,8 @@ done:
     return cutter.overflow ? DC_UNSURE : DC_NOTIFICATION;
 }
 
-/* The entry points, each in two builds: a long document's strings share a window; a short
- * one's (most messages) skip its test on every string. */
+/* The entry points, each in two builds: a long document's arrays of strings share a window; a
+ * short one's scan (most messages) has no test for it. */
 static int dc_scan_notification_windowed(const char *data, size_t size, dc_splice *out) {
     return dc_scan(data, size, out, NULL, 1);
 }
