@@ -248,7 +248,9 @@ static DC_ALWAYS_INLINE size_t dc_string(const unsigned char *s, size_t pos, siz
             pos += (size_t)DC_FIRST_FLAGGED(word);  /* the lowest flag marks a byte that needs the look */
 #endif
         }
+#if DC_SSE2
 look:  /* s[pos] needs a look */
+#endif
         c = s[pos];
         if (c == '"') return pos + 1;
         if (c < 0x20) return 0;  /* a control character, or the NUL past the end */
