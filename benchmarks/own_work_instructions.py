@@ -7,6 +7,11 @@ with start-up and imports left out. Counts do not depend on the machine's load, 
 timings do.
 
     python benchmarks/own_work_instructions.py [REPS]
+    python benchmarks/own_work_instructions.py --families [REPS]
+
+``--families`` counts, per SDK family's capture, ``relay_frame``'s splice of each
+notification against ``orjson.loads`` + ``pop("jsonrpc")`` + ``orjson.dumps`` (the README's
+per-family column; ``test_relay_families.py`` times the same two).
 """
 
 from __future__ import annotations
@@ -40,7 +45,29 @@ function = lambda: {call}
 """
 
 
+FAMILY_SETUP = """
+import test_relay_families as fam
+lines = fam._notifications(fam.CAPTURES[{family!r}])
+frame = {frame}
+function = lambda: fam.each(frame, lines)
+"""
+
+
+def families(reps: int) -> None:
+    import test_relay_families as fam
+
+    print(f"relay_frame per notification, ours / orjson loads-pop-dumps; {reps} passes; {allocator_note()}")
+    for family, lines in fam.CAPTURES.items():
+        count = len(fam._notifications(lines))
+        ours, base = (per_call_picked(FAMILY_SETUP.format(family=family, frame=frame), reps, warm=2) / count
+                      for frame in ("fam._relay_frame(fam.relay.mcp_notifications)", "fam.reparse"))
+        print(f"  {family} ({count} notifications): {ours:,.0f} / {base:,.0f} = {ours / base:.2f}x")
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--families"]:
+        families(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
+        return
     reps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     import test_relay_families as fam
 
