@@ -52,13 +52,14 @@ def _outcome(core: Any, data: Any) -> tuple[Any, ...]:
     return ("none",) if payload is None else ("payload", payload)
 
 
-WINDOW_FROM = 512  # _jsonscan.h's DC_WINDOW_FROM: a document this long shares a window of blocks
+WINDOW_FROM = _mcp_notifications_c._SCAN_WINDOW_FROM  # a document this long: its arrays' strings share a window
 
 
 def windowed(data: bytes) -> tuple[bytes, bytes]:
-    """data spaced out past WINDOW_FROM, so the compiled scan reads it through its window: once with
-    the document first (every string in whole blocks) and once last (its strings in the last
-    256 bytes, read sixteen at a time); each shifted by len(data) % 64 against the blocks."""
+    """data spaced out past WINDOW_FROM, into the compiled scan's windowed build: once with the
+    document first (an array's strings read through the window, in whole blocks) and once last
+    (in the last 256 bytes, where strings are read sixteen bytes at a time); each shifted by
+    len(data) % 64 against the blocks."""
     shift = b" " * (len(data) % 64)
     return shift + data + b" " * WINDOW_FROM, b" " * WINDOW_FROM + shift + data
 

@@ -399,6 +399,11 @@ cdef extern from "_jsonscan.h":
         size_t start, end, ncuts, removed
         size_t cuts[DC_MAX_CUTS][2]
     int dc_scan_notification(const char* data, size_t size, dc_splice* out) nogil
+    size_t DC_WINDOW_FROM
+
+
+_SCAN_WINDOW_FROM = DC_WINDOW_FROM
+"""The least document size the compiled scan reads with its window (the tests and fuzzers pad to it)."""
 
 
 from diverge_codec._mcp_notifications_py import splice_notification as _parsed_splice
