@@ -73,18 +73,22 @@ def test_the_reader_hands_on_what_it_is_not_sure_of(body):
     tools_begin_check.check(body)
 
 
-@pytest.mark.parametrize("body, message", [
-    (b'{"secrets":{"A":"fixed","B":"Fixed"}}', 'tools begin registration did not parse: the mode of secret 1 must be "fixed" or "rotating"'),
-    (b'{"secrets":null}', "tools begin registration did not parse: secrets must be an object"),
-    (b"[]", "tools begin registration did not parse: expected a JSON object"),
-    (b'{"secrets":{"\xff":"fixed"}}', None),  # orjson's own words, as the reference has them
+@pytest.mark.parametrize("tag, body, message", [
+    (0, b'{"secrets":{"A":"fixed","B":"Fixed"}}', 'tools begin registration did not parse: the mode of secret 1 must be "fixed" or "rotating"'),
+    (0, b'{"secrets":null}', "tools begin registration did not parse: secrets must be an object"),
+    (0, b"[]", "tools begin registration did not parse: expected a JSON object"),
+    (0, b'{"secrets":{"\xff":"fixed"}}', None),  # orjson's own words, as the reference has them
+    (3, b"[1]", "tools begin inactive secrets did not parse: expected a JSON object"),
+    (3, b'{"a":01}', None), (3, b'{"a":"\xff"}', None), (3, b'{"a":1,}', None),
 ])
-def test_a_refusal_is_worded_as_before(body, message):
-    expected = tools_begin_check.reference(body)
+def test_a_refusal_is_worded_as_before(tag, body, message):
+    reference, refusal = {0: (tools_begin_check.reference, ToolsBeginBegunParseError),
+                          3: (tools_begin_check.reference_inactive, ToolsBeginInactiveParseError)}[tag]
+    expected = reference(body)
     assert expected[0] == "refused" and (message is None or expected[1] == message)
     for core in (compiled, pure):
-        with pytest.raises(ToolsBeginBegunParseError) as caught:
-            core.decode(b"\x00" + body)
+        with pytest.raises(refusal) as caught:
+            core.decode(bytes([tag]) + body)
         assert str(caught.value) == expected[1]
 
 
@@ -221,6 +225,96 @@ def test_error_and_inactive_round_trip_alike(details, message):
         payload = bytes([tag]) + body
         for kind in (bytes, bytearray, memoryview):
             assert compiled.encode(compiled.decode(kind(payload))) == pure.encode(pure.decode(payload)) == payload
+
+
+# ---- the values reader: Inactive built straight from its bytes ---------------------
+
+
+@pytest.mark.parametrize("body, values", [
+    (b"{}", {}),
+    (b' {\t"a" : 1 ,\r\n"b":[ ] }\n', {"a": 1, "b": []}),
+    (b'{"session":{"token":"t","expires":1767225600},"cursor":42}', {"session": {"token": "t", "expires": 1767225600}, "cursor": 42}),
+    (b'{"a":[0,-0,7,-42,true,false,null,"",[[]],{"b":{}}]}', {"a": [0, 0, 7, -42, True, False, None, "", [[]], {"b": {}}]}),
+    (b'{"max":999999999999999999,"min":-999999999999999999}', {"max": 10**18 - 1, "min": -(10**18) + 1}),
+    (b'{"\xc3\xa9":"\xf0\x9f\x98\x80\x7f","":"a b/c"}', {"\u00e9": "\U0001f600\x7f", "": "a b/c"}),
+    (b'{"a":"' + b"v" * 300 + b'"}', {"a": "v" * 300}),
+    (b'{"a":' + b"[" * 31 + b"]" * 31 + b"}", {"a": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}),
+])
+def test_the_values_reader_builds_the_common_form(body, values):
+    read = compiled._read_values(body)
+    assert tools_begin_check.typed(read) == tools_begin_check.typed(values)
+    for core in (compiled, pure):
+        assert tools_begin_check.typed(dict(core.decode(b"\x03" + body).values)) == tools_begin_check.typed(values)
+    tools_begin_check.check_inactive(body)
+
+
+@pytest.mark.parametrize("body", [
+    b'{"a":1.5}', b'{"a":1e3}', b'{"a":-0.0}',                      # a float: the parser's digits
+    b'{"a":1234567890123456789}', b'{"a":18446744073709551616}',      # past 18 digits
+    b'{"a":01}', b'{"a":-}', b'{"a":+1}', b'{"a":tru}', b'{"a":truex}', b'{"a":[1,]}', b'{"a":[1 2]}',
+    b'{"a":"\\n"}', b'{"\\u0061":1}',                              # an escape
+    b'{"a":"\xed\xa0\x80"}', b'{"a":"\x01"}', b'{"\xff":1}',          # not strict UTF-8, a control byte
+    b'{"a":1,"a":2}', b'{"a":{"b":1,"b":1}}',                         # a duplicate
+    b'{"a":' + b"[" * 32 + b"]" * 32 + b"}",                          # deeper than the reader goes
+    b"[]", b'"a"', b"null", b"", b'{"a":1} x', b'{"a":1}\x00', b'{"a":1}\x0c', b"\xef\xbb\xbf{}",
+])
+def test_the_values_reader_hands_on_what_it_is_not_sure_of(body):
+    assert compiled._read_values(body) is None
+    tools_begin_check.check_inactive(body)
+
+
+plain_names = names.filter(lambda name: "\\" not in orjson.dumps(name).decode())
+plain_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**18) + 1, 10**18 - 1) | plain_names,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(plain_names, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(plain_names, plain_values, max_size=6))
+def test_the_values_reader_reads_every_plain_inactive(values):
+    read = compiled._read_values(orjson.dumps(values))
+    assert read is not None and tools_begin_check.typed(read) == tools_begin_check.typed(values)
+
+
+@given(st.one_of(st.dictionaries(names, json_values, max_size=4).map(dump), mutated(st.dictionaries(names, json_values, max_size=4).map(dump)),
+                 st.binary(max_size=60)))
+def test_the_values_reader_agrees_with_orjson(body):
+    tools_begin_check.check_inactive(body)
+
+
+def test_values_changed_and_decoded_from_a_gc_callback_are_read_safely():
+    """A GC callback while the reader allocates: it decodes other Inactive payloads (the name cache
+    thrashed under the outer read) and empties or grows every dict it finds that the reader may be
+    building. Each decode still returns an Inactive whose values are a dict; none crashes."""
+    require_gc_hooks()
+    payload = b"\x03" + orjson.dumps({f"victim{i}": {"inner": [i, {"deep": "x" * 20}], "n": i} for i in range(12)})
+    others = [b"\x03" + orjson.dumps({f"other{i}-{j}": [j] for j in range(40)}) for i in range(4)]
+    seen = []
+
+    def meddle(phase, info):
+        if phase != "start" or len(seen) > 400:
+            return
+        seen.append(compiled.decode(others[len(seen) % len(others)]))
+        for found in gc.get_objects(0):
+            if type(found) is dict and ("victim0" in found or "inner" in found):
+                if len(seen) % 2:
+                    found.clear()
+                else:
+                    found["grown"] = [len(seen)]
+
+    thresholds = gc.get_threshold()
+    gc.callbacks.append(meddle)
+    gc.set_threshold(1, 1, 1)
+    try:
+        decoded = [compiled.decode(payload) for _ in range(60)]
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.callbacks.remove(meddle)
+    assert seen and all(type(frame) is compiled.Inactive and type(dict(frame.values)) is dict for frame in decoded + seen)
+    assert compiled.decode(payload).values == orjson.loads(payload[1:])  # and the cache still hands out the right names
+    for other in others:
+        assert compiled.decode(other).values == orjson.loads(other[1:])
 
 
 # ---- encode_into -------------------------------------------------------------------

@@ -18,6 +18,11 @@ from cpython.dict cimport PyDict_Next
 from cpython.long cimport PyLong_AsLongAndOverflow, PyLong_Check
 from cpython.object cimport PyObject
 from cpython.set cimport PySet_Contains
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+
+
+cdef extern from "Python.h":
+    Py_ssize_t PyDict_GET_SIZE(object)
 
 from diverge_codec._tools_begin_c cimport Begun as _Begun, Inactive as _Inactive
 
@@ -62,6 +67,22 @@ cdef inline bint _same_names(object values, frozenset rotating) except -1:
         held = <object>key  # owned: the lookup may run a key's __eq__, which may empty the dict
         if not PySet_Contains(rotating, held):
             return False
+    return True
+
+
+cdef inline bint _same_key_objects(dict values, tuple names):
+    """Whether values' keys are, in order, the very objects in names: pointer compares, no Python code."""
+    cdef Py_ssize_t position = 0
+    cdef Py_ssize_t index = 0
+    cdef Py_ssize_t count = PyTuple_GET_SIZE(names)
+    cdef PyObject* key
+    cdef PyObject* value
+    if PyDict_GET_SIZE(values) != count:
+        return False
+    while PyDict_Next(values, &position, &key, &value):
+        if index >= count or key != PyTuple_GET_ITEM(names, index):
+            return False
+        index += 1
     return True
 
 
@@ -243,6 +264,7 @@ Checks a tools-begin response sequence: Begun, then periods of Active and Inacti
     cdef readonly object declaration
     cdef readonly frozenset rotating
     cdef readonly Py_ssize_t periods
+    cdef tuple _rotating_keys  # the key objects of the last Inactive found to match rotating; None after a Begun
     channel = "tools-begin"
 
     def __init__(self, codec=None):
@@ -273,7 +295,9 @@ Checks a tools-begin response sequence: Begun, then periods of Active and Inacti
             elif kind is _Inactive:
                 held = (<_Inactive>frame)._values
                 code = self._table[self._row * MAX_TAGS + INACTIVE]
-                if held is not None and code >= 0 and _same_names(held, self.rotating):
+                if held is not None and code >= 0 and (
+                        (self._rotating_keys is not None and _same_key_objects(held, self._rotating_keys))
+                        or self._learn_rotating_keys(held)):
                     self.periods += 1
                     self._advance(code, INACTIVE)
                     return
@@ -283,6 +307,7 @@ Checks a tools-begin response sequence: Begun, then periods of Active and Inacti
                 if held is not None and code >= 0:
                     self.declaration = held.copy()
                     self.rotating = frozenset([name for name, mode in held.items() if mode is _ROTATING])
+                    self._rotating_keys = None
                     self._advance(code, BEGUN)
                     return
         code = self._allowed(frame, &tag)  # any other frame, and every refusal: the general path
@@ -297,7 +322,25 @@ Checks a tools-begin response sequence: Begun, then periods of Active and Inacti
             secrets = frame.secrets
             self.declaration = dict(secrets)
             self.rotating = frozenset([name for name, mode in secrets.items() if mode is _ROTATING])
+            self._rotating_keys = None
         self._advance(code, tag)
+
+    cdef bint _learn_rotating_keys(self, dict values) except -1:
+        """Whether values is keyed by exactly the rotating names; if so, its key objects are kept, so
+        that the next Inactive keyed by the same objects (a decoder's key cache hands them out
+        again) is told by pointer compares. The keys are taken first and held: a GC callback
+        during the copy may change values, and then it is checked the general way."""
+        cdef tuple names = tuple(values)
+        cdef frozenset rotating = self.rotating
+        if not _same_key_objects(values, names) or len(names) != len(rotating):
+            return False
+        for name in names:  # distinct (a dict's keys): equal sizes and all inside means equal sets
+            if not PySet_Contains(rotating, name):
+                return False
+        if rotating is not self.rotating:  # a Begun fed from the lookups' __eq__ changed them
+            return False
+        self._rotating_keys = names
+        return True
 
 
 @cython.final

@@ -3,9 +3,11 @@
 
 Every variant is decoded and encoded here with no call into Python code: a Begun's
 registration is read straight from its bytes and written straight to them
-(``_tools_begin_scan.h``) in its common form; any other form goes to orjson (through
-``_json``) and the shared model's rules, which word every refusal, so the rules are
-written once. Inactive values and an error's body are orjson's to read and write.
+(``_tools_begin_scan.h``) in its common form, and so are Inactive values (objects,
+arrays, plain strings, short integers, literals); any other form goes to orjson
+(through ``_json``) and the shared model's rules, which word every refusal, so the
+rules are written once. Inactive values are orjson's to write, an error's body to read
+and write.
 """
 
 cimport cython
@@ -76,6 +78,7 @@ cdef extern from "Python.h":
 cdef extern from "_tools_begin_scan.h":
     object dt_declaration_or_none(const char* data, size_t size, object fixed, object rotating)
     object dt_begun_payload(object secrets, object fixed, object rotating)
+    object dt_values_or_none(const char* data, size_t size)
 
 
 @cython.freelist(8)
@@ -234,6 +237,12 @@ cdef inline object _decode(object owner, const char* data, Py_ssize_t size):
     if size == 0:
         raise EmptyFrameError()
     cdef unsigned char tag = <unsigned char>data[0]
+    if tag == 3:
+        values = dt_values_or_none(data + 1, <size_t>(size - 1))
+        if values is not None:
+            inactive = Inactive.__new__(Inactive)
+            inactive._values = <dict>values
+            return inactive
     if tag == 3 and _shared_body is not None:
         result = parsed_or_null(_shared_body, data, size, _DecodeFailure)
         if result == NULL:
@@ -400,3 +409,9 @@ def _read_declaration(body):
     """The compiled reader's declaration of a Begun body (bytes-like), or None where it hands the body on: for the tests and the fuzzer."""
     cdef bytes owned = bytes(body)  # held: data[size] is 0 and nothing can move it
     return dt_declaration_or_none(PyBytes_AS_STRING(owned), <size_t>PyBytes_GET_SIZE(owned), _FIXED, _ROTATING)
+
+
+def _read_values(body):
+    """The compiled reader's Inactive values of a body (bytes-like), or None where it hands the body on: for the tests and the fuzzer."""
+    cdef bytes owned = bytes(body)  # held: data[size] is 0 and nothing can move it
+    return dt_values_or_none(PyBytes_AS_STRING(owned), <size_t>PyBytes_GET_SIZE(owned))

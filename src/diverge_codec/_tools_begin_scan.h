@@ -1,4 +1,5 @@
-/* The tools-begin registration, read straight from its bytes, and written straight to them.
+/* The tools-begin registration, read straight from its bytes, and written straight to them;
+ * Inactive's values read the same way (further down).
  *
  * Begun's body is {"secrets": {name: "fixed" | "rotating", ...}}, or {} (no secrets). The
  * reader builds the ordered declaration (a dict of name to Mode) for the common form, whose
@@ -40,11 +41,27 @@ enum { DT_BUILT = 0, DT_UNSURE = 1, DT_FAILED = -1 };
  * names up to 64 bytes. Not on a free-threaded build, where threads would race on it. A slot is
  * replaced after the new str is made (the allocation may run a GC callback that decodes too), and
  * what it held is released last: freeing a str runs no Python code. */
-#define DT_CACHE_SLOTS 512
+#define DT_CACHE_BITS 9
+#define DT_CACHE_SLOTS (1 << DT_CACHE_BITS)
 #define DT_CACHE_MAX 64
 #ifndef Py_GIL_DISABLED
 static PyObject *dt_cache[DT_CACHE_SLOTS];
 #endif
+
+/* The len (< 8) bytes at s as one word, reading s[0..len) only: on a little-endian machine exactly
+ * those bytes in order, the rest zero; elsewhere a mix that still holds each byte whole in some
+ * lane (enough for dt_ascii and a hash, not for equality). Two or three loads, where a byte loop
+ * takes one a byte. */
+static inline uint64_t dt_short_word(const unsigned char *s, size_t len) {
+    uint32_t low, high;
+    if (len >= 4) {
+        memcpy(&low, s, 4);
+        memcpy(&high, s + len - 4, 4);
+        return (uint64_t)low | ((uint64_t)high << ((len - 4) * 8));
+    }
+    if (!len) return 0;
+    return (uint64_t)s[0] | ((uint64_t)s[len >> 1] << ((len >> 1) * 8)) | ((uint64_t)s[len - 1] << ((len - 1) * 8));
+}
 
 static inline int dt_ascii(const unsigned char *s, size_t len) {
     size_t i = 0;
@@ -53,21 +70,43 @@ static inline int dt_ascii(const unsigned char *s, size_t len) {
         memcpy(&word, s + i, 8);
         any |= word;
     }
-    for (; i < len; i++) any |= s[i];
-    return (any & DC_HIGH) == 0;
+    return ((any | dt_short_word(s + i, len - i)) & DC_HIGH) == 0;
 }
 
-/* A new reference to the str of len strict-UTF-8 bytes at s (no escape), or NULL with an exception. */
+static inline int dt_same(const unsigned char *a, const unsigned char *b, size_t len) {
+#if DC_FIRST_BYTE_KNOWN
+    size_t i = 0;
+    uint64_t x, y;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y) return 0;
+    }
+    return dt_short_word(a + i, len - i) == dt_short_word(b + i, len - i);
+#else
+    return memcmp(a, b, len) == 0;
+#endif
+}
+
+/* A new reference to the str of len strict-UTF-8 bytes at s (no escape), or NULL with an exception.
+ * The ASCII test, the hash and the compare read a word at a time. */
 static PyObject *dt_name(const unsigned char *s, size_t len) {
 #ifndef Py_GIL_DISABLED
     PyObject *name, *old;
-    uint32_t hash = 2166136261u;
+    uint64_t word, any = 0, hash = len;
     size_t i, slot;
-    if (len > DT_CACHE_MAX || !dt_ascii(s, len)) return PyUnicode_DecodeUTF8((const char *)s, (Py_ssize_t)len, NULL);
-    for (i = 0; i < len; i++) hash = (hash ^ s[i]) * 16777619u;
-    slot = (hash ^ (uint32_t)len) % DT_CACHE_SLOTS;
+    if (len > DT_CACHE_MAX) return PyUnicode_DecodeUTF8((const char *)s, (Py_ssize_t)len, NULL);
+    for (i = 0;; i += 8) {
+        if (i + 8 <= len) memcpy(&word, s + i, 8);
+        else word = dt_short_word(s + i, len - i);
+        any |= word;
+        hash = (hash ^ word) * UINT64_C(0x9E3779B97F4A7C15);
+        if (i + 8 >= len) break;
+    }
+    if (any & DC_HIGH) return PyUnicode_DecodeUTF8((const char *)s, (Py_ssize_t)len, NULL);
+    slot = (size_t)(hash >> (64 - DT_CACHE_BITS));
     name = dt_cache[slot];
-    if (name && (size_t)PyUnicode_GET_LENGTH(name) == len && memcmp(PyUnicode_1BYTE_DATA(name), s, len) == 0) {
+    if (name && (size_t)PyUnicode_GET_LENGTH(name) == len && dt_same(PyUnicode_1BYTE_DATA(name), s, len)) {
         Py_INCREF(name);
         return name;
     }
@@ -168,6 +207,160 @@ static PyObject *dt_declaration_or_none(const char *data, size_t size, PyObject 
     int status = dt_declaration(data, size, fixed, rotating, &out);
     if (status == DT_BUILT) return out;
     if (status == DT_FAILED) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* ---- Inactive's values: {name: any JSON value, ...} ------------------------------------------
+ *
+ * The same bargain for tag 3: the reader builds the dict for the common form and says DT_UNSURE
+ * for anything else, which orjson then reads, accepts, refuses and words as before. It reads
+ * objects, arrays, strings without an escape (strict UTF-8, as above), true, false, null, and
+ * integers of at most 18 digits without a leading zero (any of them fits an int64, so each is
+ * orjson's int exactly); a fraction, an exponent, a longer integer, an escape, a duplicate name
+ * or nesting deeper than DT_VALUES_DEPTH is the parser's. The same memory rules hold: the only
+ * Python calls allocate and insert into containers that are ours. */
+
+#define DT_VALUES_DEPTH 32
+#define DT_INTEGER_DIGITS 18
+
+static int dt_value(const unsigned char *s, size_t size, size_t *at, int depth, PyObject **out);
+
+/* A new str of the len strict-UTF-8 bytes at s (no escape), or NULL with an exception. */
+static inline PyObject *dt_text(const unsigned char *s, size_t len) {
+    PyObject *text;
+    if (!dt_ascii(s, len)) return PyUnicode_DecodeUTF8((const char *)s, (Py_ssize_t)len, NULL);
+    text = PyUnicode_New((Py_ssize_t)len, 127);
+    if (text && len) memcpy(PyUnicode_1BYTE_DATA(text), s, len);
+    return text;
+}
+
+static int dt_integer(const unsigned char *s, size_t *at, PyObject **out) {
+    size_t pos = *at, first;
+    long long value = 0;
+    int negative = s[pos] == '-';
+    pos += (size_t)negative;
+    first = pos;
+    if (s[pos] == '0') {
+        pos++;
+    } else {
+        while (dc_digit(s[pos]) && pos - first < DT_INTEGER_DIGITS) value = value * 10 + (s[pos++] - '0');
+        if (pos == first) return DT_UNSURE;  /* a '-' alone */
+    }
+    if (dc_digit(s[pos]) || s[pos] == '.' || s[pos] == 'e' || s[pos] == 'E') return DT_UNSURE;
+    *out = PyLong_FromLongLong(negative ? -value : value);
+    if (!*out) return DT_FAILED;
+    *at = pos;
+    return DT_BUILT;
+}
+
+/* The object ('{') or array ('[') that opens at s[*at]: DT_BUILT with the dict or list in *out and
+ * *at past its close. */
+static int dt_container(const unsigned char *s, size_t size, size_t *at, int depth, PyObject **out) {
+    size_t pos, next = 0, start = 0;
+    Py_ssize_t before;
+    int object = s[*at] == '{', escaped = 0, status = DT_UNSURE, stored;
+    unsigned char close = object ? '}' : ']';
+    PyObject *container, *name, *value;
+    if (depth > DT_VALUES_DEPTH) return DT_UNSURE;
+    container = object ? PyDict_New() : PyList_New(0);
+    if (!container) return DT_FAILED;
+    pos = dt_skip(s, *at + 1);
+    if (s[pos] != close) {
+        for (;;) {
+            if (object) {
+                if (s[pos] != '"') goto give_up;
+                next = dc_string(s, pos, size, &escaped, NULL);  /* Python may run between values: no window */
+                if (!next || escaped) goto give_up;
+                start = pos + 1;
+                pos = dt_skip(s, next);
+                if (s[pos] != ':') goto give_up;
+                pos = dt_skip(s, pos + 1);
+            }
+            status = dt_value(s, size, &pos, depth, &value);
+            if (status != DT_BUILT) goto give_up;
+            status = DT_FAILED;
+            if (object) {
+                name = dt_name(s + start, next - 1 - start);
+                if (!name) {
+                    Py_DECREF(value);
+                    goto give_up;
+                }
+                before = PyDict_GET_SIZE(container);
+                stored = PyDict_SetItem(container, name, value);
+                Py_DECREF(name);
+            } else {
+                before = -1;
+                stored = PyList_Append(container, value);
+            }
+            Py_DECREF(value);
+            if (stored < 0) goto give_up;
+            status = DT_UNSURE;
+            if (object && PyDict_GET_SIZE(container) != before + 1) goto give_up;  /* a duplicate: the parser's */
+            pos = dt_skip(s, pos);
+            if (s[pos] == ',') {
+                pos = dt_skip(s, pos + 1);
+                continue;
+            }
+            if (s[pos] == close) break;
+            goto give_up;
+        }
+    }
+    *at = pos + 1;
+    *out = container;
+    return DT_BUILT;
+give_up:
+    Py_DECREF(container);
+    return status;
+}
+
+/* The value at s[*at] (no space before it): DT_BUILT with a new reference in *out and *at past it. */
+static int dt_value(const unsigned char *s, size_t size, size_t *at, int depth, PyObject **out) {
+    size_t pos = *at, next;
+    int escaped = 0;
+    PyObject *literal;
+    switch (s[pos]) {
+    case '"':
+        next = dc_string(s, pos, size, &escaped, NULL);
+        if (!next || escaped) return DT_UNSURE;
+        *out = dt_text(s + pos + 1, next - pos - 2);
+        if (!*out) return DT_FAILED;
+        *at = next;
+        return DT_BUILT;
+    case '{':
+    case '[':
+        return dt_container(s, size, at, depth + 1, out);
+    case 't':
+        next = dc_literal(s, pos, "true", 4);
+        literal = Py_True;
+        break;
+    case 'f':
+        next = dc_literal(s, pos, "false", 5);
+        literal = Py_False;
+        break;
+    case 'n':
+        next = dc_literal(s, pos, "null", 4);
+        literal = Py_None;
+        break;
+    default:
+        return (s[pos] == '-' || dc_digit(s[pos])) ? dt_integer(s, at, out) : DT_UNSURE;
+    }
+    if (!next) return DT_UNSURE;
+    Py_INCREF(literal);
+    *out = literal;
+    *at = next;
+    return DT_BUILT;
+}
+
+/* Inactive's values for Cython: the dict (new) of a body that is one object, None where the
+ * reader is not sure, NULL on failure. */
+static PyObject *dt_values_or_none(const char *data, size_t size) {
+    const unsigned char *s = (const unsigned char *)data;
+    size_t pos = dt_skip(s, 0);
+    PyObject *values = NULL;
+    int status = s[pos] == '{' ? dt_container(s, size, &pos, 1, &values) : DT_UNSURE;
+    if (status == DT_FAILED) return NULL;
+    if (status == DT_BUILT && dt_skip(s, pos) == size) return values;
+    Py_XDECREF(values);
     Py_RETURN_NONE;
 }
 
