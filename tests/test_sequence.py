@@ -117,6 +117,28 @@ def test_inactive_must_carry_exactly_the_rotating_names(seq, tb):
     assert keeps.state is State.IDLE and keeps.periods == 1
 
 
+def test_names_matched_once_do_not_vouch_for_other_names(seq, tb):
+    """The compiled checker keeps the name objects of the last Inactive that matched, and the
+    decoder hands out the same name objects again: an Inactive with a name fewer, one more, or
+    the same names in another order must still be held to the rotating names, by any checker."""
+    begun_ab, begun_a = b'\x00{"secrets":{"a":"rotating","b":"rotating"}}', b'\x00{"secrets":{"a":"rotating"}}'
+    for begun, later, detail in ((begun_ab, b'\x03{"a":1}', "1 missing, 0 not declared rotating"),
+                                 (begun_a, b'\x03{"a":5,"b":6}', "0 missing, 1 not declared rotating")):
+        learned = seq.ToolsBeginChecker(tb)
+        for payload in (begun_ab, b"\x02", b'\x03{"a":1,"b":2}', b"\x02", b'\x03{"a":3,"b":4}'):
+            learned.payload(payload)
+        checker = learned if begun == begun_ab else seq.ToolsBeginChecker(tb)
+        for payload in (b"\x02",) if checker is learned else (begun, b"\x02"):
+            checker.payload(payload)
+        with pytest.raises(RemoteProtocolError) as caught:
+            checker.payload(later)
+        assert caught.value.rule is Rule.INACTIVE_CARRIES_ROTATING and str(caught.value).endswith(f"({detail})")
+    reordered = seq.ToolsBeginChecker(tb)
+    for payload in (begun_ab, b"\x02", b'\x03{"a":1,"b":2}', b"\x02", b'\x03{"b":1,"a":2}', b"\x02", b'\x03{"a":1,"b":2}'):
+        reordered.payload(payload)
+    assert reordered.periods == 3 and reordered.state is State.IDLE
+
+
 def test_checker_exposes_what_it_learned(seq, tb):
     checker = seq.ToolsBeginChecker(tb)
     assert checker.state is State.NOT_BEGUN and checker.declaration is None
