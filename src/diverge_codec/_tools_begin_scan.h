@@ -382,7 +382,8 @@ static Py_ssize_t dt_payload_size(PyObject *secrets, PyObject *fixed, PyObject *
     return total - (PyDict_GET_SIZE(secrets) ? 1 : 0);  /* no comma after the last */
 }
 
-/* Copy len ASCII bytes; 0 where one is a quote, a backslash or a control byte (orjson escapes them). */
+/* Copy len ASCII bytes; 0 where one is a quote, a backslash or a control byte (orjson escapes them).
+ * A name of 8 bytes or more ends with one word that overlaps the last whole one: no byte loop. */
 static inline int dt_copy_plain(char *into, const unsigned char *text, Py_ssize_t len) {
     Py_ssize_t i = 0;
     uint64_t word;
@@ -390,6 +391,12 @@ static inline int dt_copy_plain(char *into, const unsigned char *text, Py_ssize_
         memcpy(&word, text + i, 8);
         if (dc_special(word)) return 0;
         memcpy(into + i, &word, 8);
+    }
+    if (i < len && len >= 8) {
+        memcpy(&word, text + len - 8, 8);
+        if (dc_special(word)) return 0;
+        memcpy(into + len - 8, &word, 8);
+        return 1;
     }
     for (; i < len; i++) {
         if (text[i] < 0x20 || text[i] == '"' || text[i] == '\\') return 0;
