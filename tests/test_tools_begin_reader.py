@@ -147,6 +147,18 @@ def test_a_name_that_needs_escaping_is_written_as_orjson_writes_it(name):
     assert pure.encode(pure.Begun({"A": "fixed", name: "rotating"})) == expected
 
 
+@pytest.mark.parametrize("length", range(1, 41))
+def test_a_byte_to_escape_is_found_wherever_it_sits_in_a_name(length):
+    """The writer tests 8 to 15 bytes as two overlapping halves and 16 or more in blocks with an
+    overlapping last one: each position, at each length, for each kind of byte that needs escaping."""
+    for at in range(length):
+        for odd in ('"', "\\", "\x00", "\x1f", "\x7f", "~"):
+            name = "n" * at + odd + "m" * (length - at - 1)
+            declared = {"A": "fixed", name: "rotating", "Z" * length: "fixed"}
+            expected = b"\x00" + orjson.dumps({"secrets": declared})
+            assert compiled.encode(compiled.Begun(declared)) == expected == pure.encode(pure.Begun(declared))
+
+
 def test_a_lone_surrogate_name_is_refused_alike():
     messages = []
     for core in (compiled, pure):
