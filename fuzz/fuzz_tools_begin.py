@@ -1,8 +1,9 @@
-"""Fuzzing the compiled Begun reader with atheris: ``decode`` of tag 0 in both cores against orjson.
+"""Fuzzing the compiled tools-begin readers with atheris: ``decode`` of tags 0 and 3 in both cores against orjson.
 
-One input is one Begun body; ``tools_begin_check.check`` holds both cores (bytes,
-bytearray, memoryview) and the compiled reader to ``orjson.loads`` + the model's
-``declaration_from_json``, and the encode of what was read to both cores.
+One input is one body; ``tools_begin_check.check`` holds both cores (bytes, bytearray,
+memoryview) and the compiled Begun reader to ``orjson.loads`` + the model's
+``declaration_from_json``, the encode of what was read to both cores, and then the same
+body as Inactive values to ``orjson.loads``, type for type, with the values reader.
 
 Run (``pip install 'diverge-codec[fuzz]'``, then from the repository root)::
 
