@@ -389,6 +389,56 @@ def test_an_inactive_whose_keys_empty_its_dict_is_read_safely(impl):
     assert checker.frames >= 2
 
 
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_inactive_names_changed_by_a_gc_callback_mid_check_are_checked_safely(impl):
+    """The compiled checker copies an Inactive's key objects into a tuple it allocates, then keeps
+    them: a GC callback at any allocation (that tuple's where it is not a free list's, the
+    checker's, the Begun's) empties the frames' own dicts, grows them, or puts a name in them
+    whose comparison empties them. The check raises at most the checker's own errors
+    (no RuntimeError from a dict changed under an iteration), and never crashes."""
+    require_gc_hooks()
+    seq, tb = load("sequence", impl), load("tools_begin", impl)
+    frames = [tb.Inactive({"".join(["al", "pha"]): i, "".join(["be", "ta"]): i}) for i in range(60)]
+    turn = []
+
+    def meddle(phase, info):
+        if phase != "start":
+            return
+        turn.append(None)
+        for frame in frames:
+            for held in gc.get_referents(frame):
+                if type(held) is dict and held:
+                    choice = len(turn) % 3
+                    if choice == 0:
+                        held.clear()
+                    elif choice == 1:
+                        held["gamma"] = 0
+                    else:
+                        Key.victim = held
+                        held[Key("alpha")] = 0
+
+    outcomes = []
+    thresholds = gc.get_threshold()
+    gc.callbacks.append(meddle)
+    gc.set_threshold(1, 1, 1)
+    try:
+        for frame in frames:
+            checker = seq.ToolsBeginChecker(tb)
+            checker.frame(tb.Begun({"alpha": "rotating", "beta": "rotating"}))
+            checker.frame(tb.ACTIVE)
+            try:
+                checker.frame(frame)
+            except ALLOWED as error:
+                outcomes.append(type(error))
+            else:
+                outcomes.append(None)
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.callbacks.remove(meddle)
+    assert turn and len(outcomes) == len(frames)
+    assert set(outcomes) <= {None, RemoteProtocolError, LocalProtocolError}
+
+
 # --- RecordReader ---------------------------------------------------------------------------------
 
 

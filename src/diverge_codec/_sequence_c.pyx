@@ -18,11 +18,13 @@ from cpython.dict cimport PyDict_Next
 from cpython.long cimport PyLong_AsLongAndOverflow, PyLong_Check
 from cpython.object cimport PyObject
 from cpython.set cimport PySet_Contains
-from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New
 
 
 cdef extern from "Python.h":
     Py_ssize_t PyDict_GET_SIZE(object)
+    void _tuple_set "PyTuple_SET_ITEM"(object, Py_ssize_t, PyObject*)  # steals the reference
 
 from diverge_codec._tools_begin_c cimport Begun as _Begun, Inactive as _Inactive
 
@@ -328,11 +330,24 @@ Checks a tools-begin response sequence: Begun, then periods of Active and Inacti
     cdef bint _learn_rotating_keys(self, dict values) except -1:
         """Whether values is keyed by exactly the rotating names; if so, its key objects are kept, so
         that the next Inactive keyed by the same objects (a decoder's key cache hands them out
-        again) is told by pointer compares. The keys are taken first and held: a GC callback
-        during the copy may change values, and then it is checked the general way."""
-        cdef tuple names = tuple(values)
+        again) is told by pointer compares. The keys are copied into a tuple made first (its
+        allocation may run a GC callback that changes values: then the count differs and the
+        frame is checked the general way) and filled with no Python code running; the checks
+        then read the tuple, which nothing else holds."""
+        cdef Py_ssize_t count = PyDict_GET_SIZE(values)
+        cdef tuple names = PyTuple_New(count)
+        cdef Py_ssize_t position = 0
+        cdef Py_ssize_t index = 0
+        cdef PyObject* key
+        cdef PyObject* value
+        while PyDict_Next(values, &position, &key, &value):
+            if index >= count:
+                return False
+            Py_INCREF(<object>key)
+            _tuple_set(names, index, key)
+            index += 1
         cdef frozenset rotating = self.rotating
-        if not _same_key_objects(values, names) or len(names) != len(rotating):
+        if index != count or count != len(rotating):
             return False
         for name in names:  # distinct (a dict's keys): equal sizes and all inside means equal sets
             if not PySet_Contains(rotating, name):
