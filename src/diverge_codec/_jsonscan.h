@@ -146,13 +146,18 @@ static inline void dc_key_add(dc_key *key, unsigned int unit) {
 }
 
 #if DC_SSE2
-/* Which of sixteen bytes need a string reader's look: a quote, a backslash, or a byte below
- * 0x20 as a signed byte (a control byte, or one >= 0x80), the same bytes dc_special flags. */
-static DC_ALWAYS_INLINE unsigned int dc_special16(const unsigned char *at) {
-    __m128i chunk = _mm_loadu_si128((const __m128i *)at);
+/* Which of the sixteen bytes in chunk need a string reader's look: a quote, a backslash, or a
+ * byte below 0x20 as a signed byte (a control byte, or one >= 0x80), the same bytes dc_special
+ * flags. (The Begun writer tests names it already knows are ASCII with it too.) */
+static DC_ALWAYS_INLINE unsigned int dc_special_chunk(__m128i chunk) {
     return (unsigned int)_mm_movemask_epi8(_mm_or_si128(
         _mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\\'))),
         _mm_cmplt_epi8(chunk, _mm_set1_epi8(0x20))));
+}
+
+/* The same for the sixteen bytes at at. */
+static DC_ALWAYS_INLINE unsigned int dc_special16(const unsigned char *at) {
+    return dc_special_chunk(_mm_loadu_si128((const __m128i *)at));
 }
 
 /* The same for sixty-four bytes: bit i for at[i]. */

@@ -382,15 +382,6 @@ static Py_ssize_t dt_payload_size(PyObject *secrets, PyObject *fixed, PyObject *
     return total - (PyDict_GET_SIZE(secrets) ? 1 : 0);  /* no comma after the last */
 }
 
-#if DC_SSE2
-/* Which of the sixteen bytes in chunk are a quote, a backslash or a control byte (ASCII text). */
-static inline int dt_special_chunk(__m128i chunk) {
-    return _mm_movemask_epi8(_mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\\'))),
-        _mm_cmplt_epi8(chunk, _mm_set1_epi8(0x20))));
-}
-#endif
-
 /* Copy len ASCII bytes; 0 where one is a quote, a backslash or a control byte (orjson escapes them).
  * A name of 8 bytes or more ends with a read that overlaps the last whole one: no byte loop. With
  * SSE2, sixteen bytes are tested at once (8 to 15 as two overlapping halves of one register). */
@@ -402,12 +393,12 @@ static inline int dt_copy_plain(char *into, const unsigned char *text, Py_ssize_
     if (len >= 16) {
         for (; i + 16 <= len; i += 16) {
             chunk = _mm_loadu_si128((const __m128i *)(text + i));
-            if (dt_special_chunk(chunk)) return 0;
+            if (dc_special_chunk(chunk)) return 0;
             _mm_storeu_si128((__m128i *)(into + i), chunk);
         }
         if (i < len) {
             chunk = _mm_loadu_si128((const __m128i *)(text + len - 16));
-            if (dt_special_chunk(chunk)) return 0;
+            if (dc_special_chunk(chunk)) return 0;
             _mm_storeu_si128((__m128i *)(into + len - 16), chunk);
         }
         return 1;
@@ -416,7 +407,7 @@ static inline int dt_copy_plain(char *into, const unsigned char *text, Py_ssize_
         uint64_t tail;
         memcpy(&word, text, 8);
         memcpy(&tail, text + len - 8, 8);
-        if (dt_special_chunk(_mm_set_epi64x((long long)tail, (long long)word))) return 0;
+        if (dc_special_chunk(_mm_set_epi64x((long long)tail, (long long)word))) return 0;
         memcpy(into, &word, 8);
         memcpy(into + len - 8, &tail, 8);
         return 1;
