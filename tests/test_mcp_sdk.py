@@ -7,12 +7,23 @@ way the SDK's session does; the tables say which come back byte for byte.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 sdk = pytest.importorskip("mcp.types", reason="the [mcp] extra is not installed")
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from diverge_codec import ErrorData, _json, mcp_sdk  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).with_name("peers")))
+from servers import VENVS, missing  # noqa: E402
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+REQUIRE_PEERS = os.environ.get("DIVERGE_CODEC_REQUIRE_PEERS", "") not in ("", "0")
 
 EXACT = {
     "cancelled, int id": {"method": "notifications/cancelled", "params": {"requestId": 3, "reason": "user"}},
@@ -84,23 +95,69 @@ def test_the_sdk_refuses_its_own_rewrite_of_a_null_log_datum(mn):
     assert raised.value.problems == ("params.data missing",)
 
 
-def test_a_custom_method_is_refused_unless_allowed(mn):
+def test_a_custom_method_is_the_generic_notification_unless_strict(mn):
     custom = {"method": "notifications/acme/heartbeat", "params": {"beat": 1, "_meta": {"k": 2}}}
     frame = _frame(mn, custom)
-    with pytest.raises(mcp_sdk.NotificationModelError) as raised:
-        mcp_sdk.server_notification(frame)
-    assert str(raised.value) == "notification does not fit the MCP SDK's models: unknown method"
-    assert raised.value.reason == "unknown method"
-    model = mcp_sdk.server_notification(frame, allow_custom=True)
-    assert isinstance(model, mcp_sdk.CustomNotification)
-    assert (model.method, model.params) == (custom["method"], custom["params"])
-    assert mcp_sdk.from_server_notification(model).notification == custom
+    for model in (mcp_sdk.server_notification(frame), mcp_sdk.server_notification(frame, allow_custom=True)):
+        assert type(model) is mcp_sdk.CustomNotification
+        assert (model.method, model.params) == (custom["method"], custom["params"])
+        assert mcp_sdk.from_server_notification(model).notification == custom
+    for refuse in ({"strict": True}, {"allow_custom": False}, {"strict": True, "allow_custom": False}):
+        with pytest.raises(mcp_sdk.NotificationModelError) as raised:
+            mcp_sdk.server_notification(frame, **refuse)
+        assert str(raised.value) == "notification does not fit the MCP SDK's models: unknown method"
+        assert (raised.value.reason, raised.value.problems) == ("unknown method", ())
+    with pytest.raises(ValueError) as contradiction:
+        mcp_sdk.server_notification(frame, strict=True, allow_custom=True)
+    assert str(contradiction.value) == "strict=True and allow_custom=True contradict each other"
+
+
+def test_strict_changes_nothing_for_a_modeled_method(mn):
+    frame = _frame(mn, EXACT["tools list changed"])
+    assert type(mcp_sdk.server_notification(frame, strict=True)) is sdk.ToolListChangedNotification
+    assert type(mcp_sdk.server_notification(frame, allow_custom=False)) is sdk.ToolListChangedNotification
 
 
 def test_a_custom_method_without_params(mn):
-    model = mcp_sdk.server_notification(_frame(mn, {"method": "x/y"}), allow_custom=True)
+    model = mcp_sdk.server_notification(_frame(mn, {"method": "x/y"}))
     assert (model.method, model.params) == ("x/y", None)
     assert mcp_sdk.from_server_notification(model).notification == {"method": "x/y"}
+
+
+def test_strict_and_allow_custom_are_keyword_only(mn):
+    frame = _frame(mn, {"method": "x/y"})
+    with pytest.raises(TypeError):
+        mcp_sdk.server_notification(frame, True)
+
+
+def _import_in(python: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """Import the adapter in another interpreter, on this checkout's pure core (no compiled build there)."""
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(SRC), "DIVERGE_CODEC_PURE": "1"}
+    return subprocess.run([*python, "-c", "import diverge_codec.mcp_sdk"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=120)
+
+
+def test_under_mcp_1x_the_import_names_the_version_needed_and_the_one_found(tmp_path):
+    reason = missing("mcp-v1")
+    if reason is not None:
+        (pytest.fail if REQUIRE_PEERS else pytest.skip)(f"{reason} (CI runs .ci/peers first)")
+    python = str(VENVS / "mcp-v1" / "bin" / "python")
+    found = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('mcp'))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert found.startswith("1.")
+    run = _import_in([python], tmp_path)
+    assert run.returncode == 1
+    assert run.stderr.splitlines()[-1] == (
+        f"ImportError: diverge_codec.mcp_sdk needs mcp 2.3 or newer (below 3); mcp {found} is installed")
+    assert "pip install" not in run.stderr.splitlines()[-1]  # the extra would replace the user's mcp 1.x
+
+
+def test_without_mcp_the_import_says_so_and_how_to_install_it(tmp_path):
+    run = _import_in([sys.executable, "-S"], tmp_path)  # -S: no site-packages, so no mcp (nor its metadata)
+    assert run.returncode == 1
+    assert run.stderr.splitlines()[-1] == (
+        "ImportError: diverge_codec.mcp_sdk needs the MCP Python SDK (mcp 2.3 or newer, below 3), which is not "
+        "installed: pip install 'diverge-codec[mcp]'")
 
 
 def test_invalid_params_say_which_field_and_never_the_value(mn):

@@ -40,8 +40,16 @@ def test_a_task_status_without_its_required_fields_says_which(mn):
     assert raised.value.reason == "invalid params" and "params.status missing" in raised.value.problems
 
 
-def test_a_custom_method_is_the_generic_notification_with_allow_custom(mn):
+def test_a_custom_method_is_the_generic_notification_by_default(mn):
     custom = {"method": "notifications/demo/custom", "params": {"any": ["thing"]}}
-    read = mcp_sdk.server_notification(_frame(mn, custom), allow_custom=True)
-    assert isinstance(read, mcp_sdk.CustomNotification) and read.method not in mcp_sdk.MODELED_METHODS
+    read = mcp_sdk.server_notification(_frame(mn, custom))
+    assert type(read) is mcp_sdk.CustomNotification and read.method not in mcp_sdk.MODELED_METHODS
     assert mcp_sdk.from_server_notification(read).notification == custom
+    with pytest.raises(mcp_sdk.NotificationModelError) as raised:
+        mcp_sdk.server_notification(_frame(mn, custom), strict=True)
+    assert raised.value.reason == "unknown method"
+
+
+def test_strict_reads_every_modeled_kind_as_before(mn):
+    for notification, model in ((TASK_STATUS, "TaskStatusNotification"), (ELICITATION_COMPLETE, "ElicitCompleteNotification")):
+        assert type(mcp_sdk.server_notification(_frame(mn, notification), strict=True)).__name__ == model

@@ -30,37 +30,60 @@ A notification read for routing: its ``method``, and its params as the JSON byte
     method and the params' size, never a value.
     """
 
-    cdef readonly str method
-    cdef bytes _payload  # the tag and the body, immutable
+    # One made by __new__ alone has no payload: it refuses what the pure twin's empty
+    # slots refuse, with the same AttributeError, rather than hand out None and b"".
+    cdef str _method
+    cdef bytes _payload  # the tag and the body, immutable; None where __new__ alone made it
     cdef Py_ssize_t _params_start, _params_end  # offsets in _payload; -1 where params is absent
 
     def __init__(self, *args, **kwargs):
         raise TypeError("LazyNotification is made by decode_lazy")
 
+    def __setattr__(self, name, value):
+        raise immutable_error(self)
+
+    def __delattr__(self, name):
+        raise immutable_error(self)
+
+    @property
+    def method(self):
+        if self._method is None:
+            raise unset_attribute(self, "method")
+        return self._method
+
     @property
     def params_json(self):
+        if self._payload is None:
+            raise unset_attribute(self, "params_json")
         if self._params_start < 0:
             return None
         return PyBytes_FromStringAndSize(PyBytes_AS_STRING(self._payload) + self._params_start,
                                          self._params_end - self._params_start)
 
+    cdef bytes _payload_or_raise(self):
+        if self._payload is None:
+            raise unset_attribute(self, "_payload")  # the pure twin's slot error, word for word
+        return self._payload
+
     def materialize(self):
         """The Notification that ``decode`` gives for this payload (the params parsed now)."""
-        return _decode(self._payload)
+        return _decode(self._payload_or_raise())
 
     def __eq__(self, other):
         if type(other) is not LazyNotification:
             return NotImplemented
-        return self._payload == (<LazyNotification>other)._payload
+        return self._payload_or_raise() == (<LazyNotification>other)._payload_or_raise()
 
     __hash__ = None
 
     def __repr__(self):
+        if self._payload is None:
+            return "LazyNotification(<not initialised>)"
         params = "None" if self._params_start < 0 else f"<{self._params_end - self._params_start} bytes>"
-        return f"LazyNotification(method={self.method!r}, params_json={params})"
+        return f"LazyNotification(method={self._method!r}, params_json={params})"
 
     def __reduce__(self):
-        return decode_lazy, (self._payload,)
+        return decode_lazy, (self._payload_or_raise(),)
 
 
 cdef extern from "Python.h":
@@ -89,7 +112,7 @@ cdef str _method_of(const char* text, Py_ssize_t size):
 
 cdef LazyNotification _lazy(bytes payload, str method, Py_ssize_t params_start, Py_ssize_t params_end):
     cdef LazyNotification lazy = LazyNotification.__new__(LazyNotification)
-    lazy.method = method
+    lazy._method = method
     lazy._payload = payload
     lazy._params_start = params_start
     lazy._params_end = params_end

@@ -24,6 +24,7 @@ from ._model import (
     notification_problem,
     repr_error,
     repr_notification,
+    unset_attribute,
 )
 from ._model import McpNotificationsTag as Tag
 from .errors import McpNotificationsBodyParseError as BodyParseError
@@ -390,7 +391,10 @@ class LazyNotification:
 
     @property
     def params_json(self) -> bytes | None:
-        span = self._span
+        try:
+            span = self._span
+        except AttributeError:  # made by __new__ alone: named as the compiled core names it, not by its slot
+            raise unset_attribute(self, "params_json") from None
         return None if span is None else self._payload[span[0]:span[1]]
 
     def materialize(self) -> Notification:

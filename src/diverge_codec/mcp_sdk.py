@@ -4,8 +4,9 @@ The codec keeps a notification as the server sent it; the SDK reads it into a ty
 model. The two differ, and the tests pin how (see the README's table):
 
 - the SDK's ``ServerNotification`` union knows a fixed set of methods; rmcp's reads
-  any other as ``CustomNotification``. ``server_notification`` refuses an unknown
-  method unless ``allow_custom=True``, which gives the SDK's generic ``Notification``;
+  any other as ``CustomNotification``, and the protocol says such a notification
+  arrives as that rather than as a failure. ``server_notification`` likewise gives the
+  SDK's generic ``Notification`` for an unknown method, or refuses it with ``strict=True``;
 - the SDK drops ``jsonrpc``, ``params: null``, ``"data": null`` and members its models
   do not declare, and reads a progress of ``5`` as ``5.0``: what comes back from a
   model is what the SDK would send, not always what arrived;
@@ -18,16 +19,26 @@ says which fields and why, never a value.
 
 from __future__ import annotations
 
+import importlib.metadata
 from typing import TYPE_CHECKING, Any, Union, cast
+
+
+def _sdk_missing() -> str:
+    """Why the import failed, by what is installed: the extra's advice would replace a user's mcp 1.x."""
+    try:
+        found = importlib.metadata.version("mcp")
+    except importlib.metadata.PackageNotFoundError:
+        return ("diverge_codec.mcp_sdk needs the MCP Python SDK (mcp 2.3 or newer, below 3), which is not "
+                "installed: pip install 'diverge-codec[mcp]'")
+    return f"diverge_codec.mcp_sdk needs mcp 2.3 or newer (below 3); mcp {found} is installed"
+
 
 try:
     import mcp.types as sdk
     from mcp.shared.exceptions import MCPError
     from pydantic import ValidationError
-except ImportError as _missing:  # pragma: no cover - the extra is installed where this is tested
-    raise ImportError(
-        "diverge_codec.mcp_sdk needs the MCP Python SDK: pip install 'diverge-codec[mcp]'"
-    ) from _missing
+except ImportError as _missing:  # pragma: no cover - tested in a subprocess (tests/test_mcp_sdk.py)
+    raise ImportError(_sdk_missing()) from _missing
 
 from . import mcp_notifications
 from ._model import ErrorData
@@ -39,7 +50,7 @@ __all__ = [
 ]
 
 CustomNotification = sdk.Notification[dict[str, Any] | None, str]
-"""The SDK's generic notification: what an unknown method reads as with ``allow_custom``."""
+"""The SDK's generic notification, ``method`` and ``params`` as sent: what an unknown method reads as."""
 
 _SERVER_NOTIFICATIONS: tuple[type[Any], ...] = sdk.ServerNotification.__args__
 
@@ -67,7 +78,7 @@ _MODEL_BY_METHOD: dict[str, Any] = {_method(model): model for model in _SERVER_N
 
 MODELED_METHODS: frozenset[str] = frozenset(_MODEL_BY_METHOD)
 """Every ``method`` ``server_notification`` reads into a typed SDK model: the union's and tasks/status.
-Any other is custom: the SDK's generic ``Notification`` with ``allow_custom``."""
+Any other is custom: the SDK's generic ``Notification``, unless ``strict``."""
 
 
 class NotificationModelError(ValueError):
@@ -96,13 +107,23 @@ def _problems(error: ValidationError) -> tuple[str, ...]:
     return tuple(dict.fromkeys(problems))
 
 
-def server_notification(frame: mcp_notifications.Notification, *, allow_custom: bool = False) -> SdkServerNotification:
+def server_notification(
+    frame: mcp_notifications.Notification, *, strict: bool = False, allow_custom: bool | None = None,
+) -> SdkServerNotification:
     """The SDK model for a decoded Notification frame (``mcp.types.ServerNotification``).
 
-    Read as the SDK's stdio transport reads the wire: by alias (``progressToken``).
+    Read as the SDK's stdio transport reads the wire: by alias (``progressToken``). A
+    method outside ``MODELED_METHODS`` gives ``CustomNotification``, as rmcp's union
+    does; ``strict=True`` refuses it instead. ``allow_custom`` is the earlier opt-in,
+    kept so existing calls work: ``False`` is ``strict=True``; with ``strict=True`` it
+    may not be ``True``.
     """
+    if allow_custom is not None:
+        if strict and allow_custom:
+            raise ValueError("strict=True and allow_custom=True contradict each other")
+        strict = not allow_custom
     model = _MODEL_BY_METHOD.get(frame.method)
-    if model is None and not allow_custom:
+    if model is None and strict:
         raise NotificationModelError("unknown method")
     notification = frame.notification
     if model is None:

@@ -1,16 +1,20 @@
-"""Text from a capture made safe to print: nothing in it can move the cursor or forge a line.
+"""What the tool prints and writes made safe: text from a capture, and the files it creates.
 
 A capture is the least trusted input the tool sees. Every string taken from one goes
 through ``escape`` before it reaches a terminal or a log, and JSON output is written
-with every non-ASCII and control character as a ``\\u`` escape.
+with every non-ASCII and control character as a ``\\u`` escape. A capture may also
+hold secret values (an Inactive frame's), so a file the tool writes one into is made
+by ``create_private``: the user's alone.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from typing import Any
 
-__all__ = ["escape", "json_line"]
+__all__ = ["create_private", "escape", "json_line"]
 
 
 _NAMED = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -48,3 +52,38 @@ _ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
 def json_line(value: Any) -> str:
     """One JSON Lines record: ASCII only (DEL escaped too), so a terminal shows it as it is."""
     return _ENCODER.encode(value).replace("\x7f", "\\u007f")
+
+
+_PRIVATE = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+            | getattr(os, "O_BINARY", 0))
+
+
+def create_private(path: str) -> int:
+    """A new file at ``path``, mode 0600 (less if the umask says so), open for writing: its fd.
+
+    Anything but a regular file at ``path`` is refused: a symbolic link is not followed
+    (its target could be any file the user can write), nor is a directory, device or
+    FIFO written. A regular file is unlinked, then a new one made with
+    ``O_CREAT | O_EXCL | O_NOFOLLOW``, so it takes neither the old one's mode nor its
+    other hard links; a name that reappears in between is refused, not opened. Not
+    atomic, by choice: the caller writes the path itself as it goes (a relay's capture
+    can be read while it grows), where a temporary file renamed at the end would show
+    nothing until then; and a run that fails removes its file. A refusal is a UsageError,
+    one line naming the path and why, never anything from a file's contents.
+    """
+    from ._common import UsageError  # here: _common imports this module
+
+    try:
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            pass
+        else:
+            if not stat.S_ISREG(mode):
+                kind = ("a symbolic link, which is not followed" if stat.S_ISLNK(mode)
+                        else "a directory" if stat.S_ISDIR(mode) else "not a regular file")
+                raise UsageError(f"cannot write {escape(path)}: it is {kind}")
+            os.unlink(path)
+        return os.open(path, _PRIVATE, 0o600)
+    except OSError as error:
+        raise UsageError(f"cannot write {escape(path)}: {error.strerror or type(error).__name__}") from None

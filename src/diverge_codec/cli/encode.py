@@ -17,7 +17,7 @@ from typing import IO, Any
 from .. import mcp_notifications, stream, tools_begin
 from .._model import ErrorData, ProviderError
 from ._common import CHANNELS, CHUNK, UsageError, chunks
-from ._safe import escape
+from ._safe import create_private, escape
 
 LONGEST_LINE = 64 * 1024 * 1024
 
@@ -138,10 +138,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
         out, path = sys.stdout.buffer, None
     else:
         path = args.output
-        try:
-            out = open(path, "wb", buffering=CHUNK)  # noqa: SIM115 - closed (and removed on failure) below
-        except OSError as error:
-            raise UsageError(f"cannot write {escape(path)}: {error.strerror or type(error).__name__}") from None
+        out = open(create_private(path), "wb", buffering=CHUNK)  # noqa: SIM115 - closed (and removed on failure) below
     try:
         for number, raw in lines(args.file):
             payload = payload_of(args.channel, number, raw)
@@ -184,5 +181,6 @@ def register(commands: Any) -> None:
     encode.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="the JSON Lines (default: standard input)")
     encode.add_argument("--channel", choices=list(CHANNELS), required=True)
     encode.add_argument("--hex", action="store_true", help="write one payload a line in hex")
-    encode.add_argument("-o", "--output", metavar="FILE", help="where to write (default: standard output)")
+    encode.add_argument("-o", "--output", metavar="FILE", help="where to write (default: standard output): a new file, mode 0600, "
+                        "replacing a file there; a symbolic link or a directory there is refused")
     encode.set_defaults(run=cmd_encode)
