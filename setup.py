@@ -18,12 +18,8 @@ import sys
 import sysconfig
 
 from setuptools import Extension, setup
+from setuptools.command.bdist_wheel import bdist_wheel  # setuptools>=70.1; pyproject asks >=77
 from setuptools.command.build_ext import build_ext
-
-try:
-    from setuptools.command.bdist_wheel import bdist_wheel
-except ImportError:  # setuptools < 70.1, as in an old dev venv running ``setup.py build_ext``
-    from distutils.cmd import Command as bdist_wheel
 
 
 def flag(name):
@@ -113,8 +109,4 @@ def extensions():
     return cythonize(modules, compiler_directives=DIRECTIVES, include_path=["src"])
 
 
-COMMANDS = {"build_ext": OptionalBuildExt}
-if bdist_wheel.__name__ == "bdist_wheel":
-    COMMANDS["bdist_wheel"] = TaggedBdistWheel
-
-setup(ext_modules=extensions(), cmdclass=COMMANDS)
+setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt, "bdist_wheel": TaggedBdistWheel})

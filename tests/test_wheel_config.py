@@ -5,11 +5,16 @@ cibuildwheel expands ``{project}``/``{package}`` in before-build, repair and tes
 config-settings, never in ``environment``: a placeholder left in any resolved value is a build
 that fails on CI (as ``PIP_CONSTRAINT = "{project}/..."`` did). ``.ci/check-wheel`` then runs
 the steps themselves.
+
+The workflows themselves are pinned too, read line by line (PyYAML is not a test dependency):
+least-privilege permissions, every action at a full commit SHA, no persisted credentials, and
+every compiled-build source in the wheel workflow's trigger paths.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import re
 import shlex
 from pathlib import Path
@@ -17,10 +22,15 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("cibuildwheel", reason="cibuildwheel is not installed (pip install cibuildwheel)")
-from cibuildwheel.options import CommandLineArguments, Options, compute_options  # noqa: E402
-from cibuildwheel.platforms import ALL_PLATFORM_MODULES, get_build_identifiers  # noqa: E402
-from cibuildwheel.util.helpers import prepare_command  # noqa: E402
+try:
+    from cibuildwheel.options import CommandLineArguments, Options, compute_options
+    from cibuildwheel.platforms import ALL_PLATFORM_MODULES, get_build_identifiers
+    from cibuildwheel.util.helpers import prepare_command
+except ImportError:
+    HAVE_CIBUILDWHEEL = False
+else:
+    HAVE_CIBUILDWHEEL = True
+needs_cibuildwheel = pytest.mark.skipif(not HAVE_CIBUILDWHEEL, reason="cibuildwheel is not installed (pip install cibuildwheel)")
 
 ROOT = Path(__file__).resolve().parent.parent
 PLACEHOLDER = re.compile(r"(?<!#)\{[a-z_]+\}")
@@ -46,11 +56,13 @@ def identifiers(platform: str, archs: str | None = None) -> list[str]:
                                  resolved.globals.architectures)
 
 
+@needs_cibuildwheel
 @pytest.mark.parametrize(("platform", "arch", "tags"), RUNNERS, ids=[f"{p}-{a}" for p, a, _ in RUNNERS])
 def test_each_runner_builds_every_supported_cpython_and_nothing_else(platform: str, arch: str, tags: tuple[str, ...]):
     assert sorted(identifiers(platform, arch)) == sorted(f"{v}-{t}" for v in VERSIONS for t in tags)
 
 
+@needs_cibuildwheel
 def test_native_archs_on_this_linux_host_are_its_own():
     import platform
 
@@ -59,6 +71,8 @@ def test_native_archs_on_this_linux_host_are_its_own():
 
 
 def all_builds() -> list[Any]:
+    if not HAVE_CIBUILDWHEEL:
+        return [pytest.param("", "", id="cibuildwheel-not-installed")]
     return [pytest.param(platform, ident, id=ident)
             for platform, arch, _ in RUNNERS for ident in identifiers(platform, arch)]
 
@@ -71,6 +85,7 @@ def paths_in(command: str) -> list[Path]:
     return [Path(token) for token in shlex.split(command) if token.startswith(str(ROOT))]
 
 
+@needs_cibuildwheel
 @pytest.mark.parametrize(("platform", "identifier"), all_builds())
 def test_every_resolved_value_is_free_of_placeholders_and_its_paths_exist(platform: str, identifier: str):
     build = options(platform).build_options(identifier)
@@ -93,6 +108,7 @@ def test_every_resolved_value_is_free_of_placeholders_and_its_paths_exist(platfo
         assert repair == "auditwheel repair --strip -w /tmp/out /tmp/w/x.whl"
 
 
+@needs_cibuildwheel
 def test_the_pinned_build_requirements_satisfy_build_system_requires():
     import tomllib
 
@@ -106,3 +122,136 @@ def test_the_pinned_build_requirements_satisfy_build_system_requires():
     requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
     for requirement in map(Requirement, requires):
         assert requirement.specifier.contains(pins[requirement.name.lower()]), requirement
+
+
+# ---- the workflows -----------------------------------------------------------
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+needs_workflows = pytest.mark.skipif(not WORKFLOWS.is_dir(), reason="no .github/ beside tests/ (a copy of the tests)")
+USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<action>[^\s#]+)\s*(?:#\s*(?P<comment>.*))?$")
+PINNED = re.compile(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}")
+VERSION = re.compile(r"v\d+\.\d+\.\d+")
+# Permissions beyond the top level's ``contents: read``: (workflow, job) -> what that job needs.
+EXTRA_PERMISSIONS = {("wheels.yml", "publish"): {"id-token": "write"}}
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _mapping(lines: list[str], start: int) -> dict[str, str]:
+    """The ``key: value`` lines indented under ``lines[start]`` (comments dropped)."""
+    found = {}
+    for line in lines[start + 1:]:
+        if line.strip() and _indent(line) <= _indent(lines[start]):
+            break
+        key, _, value = line.split("#")[0].partition(":")
+        if key.strip():
+            found[key.strip()] = value.strip()
+    return found
+
+
+def workflow_problems(name: str, text: str) -> list[str]:
+    """What in one workflow breaks the pins: permissions, SHAs, persisted credentials."""
+    lines = text.splitlines()
+    problems = []
+    top = [i for i, line in enumerate(lines) if line.startswith("permissions:")]
+    if [_mapping(lines, i) for i in top] != [{"contents": "read"}]:
+        problems.append("the top level does not set exactly permissions: contents: read")
+    jobs_at = next((i for i, line in enumerate(lines) if line.startswith("jobs:")), len(lines))
+    job = ""
+    for i, line in enumerate(lines):
+        if i > jobs_at and re.fullmatch(r"  [\w-]+:\s*", line):
+            job = line.strip()[:-1]
+        if line.strip() == "permissions:" and _indent(line) > 0:
+            if _mapping(lines, i) != EXTRA_PERMISSIONS.get((name, job)):
+                problems.append(f"job {job} has permissions {_mapping(lines, i)}")
+        match = USES.match(line)
+        if match is None:
+            continue
+        action, comment = match["action"], (match["comment"] or "").strip()
+        if not PINNED.fullmatch(action) or not VERSION.fullmatch(comment):
+            problems.append(f"line {i + 1}: {action} is not pinned to a commit SHA with a # vX.Y.Z comment")
+        if action.startswith("actions/checkout@"):
+            step = _step_of(lines, i)
+            if not any(re.fullmatch(r"\s*persist-credentials:\s*false\s*", text) for text in step):
+                problems.append(f"line {i + 1}: checkout without persist-credentials: false")
+    return problems
+
+
+def _step_of(lines: list[str], at: int) -> list[str]:
+    """The lines of the step whose ``uses:`` is ``lines[at]``, up to the next step or a shallower line."""
+    start = at
+    while not lines[start].lstrip().startswith("- "):
+        start -= 1
+    dash = _indent(lines[start])
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > dash):
+        end += 1
+    return lines[start:end]
+
+
+def _workflow_files() -> list[Path]:
+    return sorted(WORKFLOWS.glob("*.yml")) + sorted(WORKFLOWS.glob("*.yaml"))
+
+
+@needs_workflows
+def test_every_workflow_is_least_privilege_pinned_and_keeps_no_credentials():
+    files = _workflow_files()
+    assert {path.name for path in files} >= {"test.yml", "wheels.yml"}
+    for path in files:
+        assert workflow_problems(path.name, path.read_text()) == [], path.name
+
+
+def test_the_workflow_check_finds_each_problem():
+    text = """name: x
+on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    permissions:
+      contents: write
+    steps:
+      - uses: actions/checkout@v4
+      - name: pinned, no comment
+        uses: actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065
+      - uses: actions/checkout@11d5960a326750d5838078e36cf38b85af677262 # v4.4.0
+        with:
+          persist-credentials: true
+      - run: echo persist-credentials: false
+"""
+    assert workflow_problems("x.yml", text) == [
+        "the top level does not set exactly permissions: contents: read",
+        "job build has permissions {'contents': 'write'}",
+        "line 9: actions/checkout@v4 is not pinned to a commit SHA with a # vX.Y.Z comment",
+        "line 9: checkout without persist-credentials: false",
+        "line 11: actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065 is not pinned to a commit SHA with a # vX.Y.Z comment",
+        "line 12: checkout without persist-credentials: false",
+    ]
+    fixed = text.replace("jobs:\n", "permissions:\n  contents: read\njobs:\n").replace("      contents: write\n", "      contents: read\n")
+    assert workflow_problems("x.yml", fixed)[0] == "job build has permissions {'contents': 'read'}"
+
+
+def wheel_trigger_paths() -> list[str]:
+    text = (WORKFLOWS / "wheels.yml").read_text()
+    match = re.search(r"^  pull_request:\n    paths: \[([^\]]*)\]", text, re.MULTILINE)
+    assert match, "wheels.yml runs on pull requests only for some paths, listed as [...]"
+    return re.findall(r'"([^"]+)"', match.group(1))
+
+
+@needs_workflows
+def test_every_source_of_the_compiled_build_triggers_the_wheel_workflow():
+    paths = wheel_trigger_paths()
+    assert {"setup.py", "pyproject.toml", ".github/**"} <= set(paths)
+    sources = [path.relative_to(ROOT).as_posix() for path in sorted((ROOT / "src" / "diverge_codec").iterdir())
+               if path.suffix in (".pyx", ".pxd", ".pxi", ".h")]
+    assert {source.rsplit(".", 1)[1] for source in sources} == {"pyx", "pxd", "pxi", "h"}
+    for source in sources:
+        assert any(fnmatch.fnmatchcase(source, pattern) for pattern in paths), source
+
+
+@needs_workflows
+def test_the_wheel_workflow_runs_the_cibuildwheel_ci_checks_the_configuration_with():
+    pins = {re.search(r"cibuildwheel==([\w.]+)", (ROOT / where).read_text()).group(1)  # type: ignore[union-attr]
+            for where in (".github/workflows/wheels.yml", ".ci/run")}
+    assert len(pins) == 1, pins

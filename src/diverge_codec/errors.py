@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from ._rules import Rule
+if TYPE_CHECKING:  # errors imports nothing of the package but the leaf _protocol
+    from ._protocol import Rule
 
 
 class _Rebuilt:

@@ -54,11 +54,6 @@ def _reads(fd: int, name: str) -> Iterator[bytes]:
         yield chunk
 
 
-def read_input(name: str) -> bytes:
-    """The whole of a file, or of standard input for ``-`` (for inputs known to be small)."""
-    return b"".join(chunks(name))
-
-
 def record_limit(text: str) -> int:
     """argparse type for ``--max-record``: a whole number of bytes the envelope can carry."""
     try:
