@@ -15,6 +15,16 @@ server would use it.
 - ``flood COUNT``: COUNT notifications at once, before any handshake, then exits on EOF.
 - ``trickle COUNT``: a notification, then waits for the relay's next message (any), COUNT times.
 - ``refused``: a notification the channel refuses (a lone surrogate), then a valid one.
+- ``orphan PIDFILE``: after the handshake, logs once, forks a child that keeps stdout open and sleeps,
+  writes the child's pid, and exits 0.
+- ``escape PIDFILE [clean]``: after the handshake, forks a child that leaves the process group
+  (``setsid``) with stdout sent to /dev/null and sleeps (``clean``: and execs a sleeper with an
+  empty environment); writes the child's pid; exits on EOF.
+- ``pings COUNT``: reads nothing, ever: COUNT ``ping`` requests, then a log line, then waits.
+- ``silent``: answers ``initialize`` and never a call; logs each ``notifications/cancelled`` it gets.
+- ``failing``: answers each call with a tool result that has ``isError: true``.
+- ``odd-lines``: lines of ``\x0b``, ``\x0c`` and JSON whitespace, then a log line, before the handshake.
+- ``exact SIZE``: a notification line of exactly SIZE bytes with no ``jsonrpc`` member, before the handshake.
 """
 
 from __future__ import annotations
@@ -119,6 +129,71 @@ def trickle(count: str) -> None:
     sys.stdin.read()
 
 
+def orphan(pidfile: str) -> None:
+    handshake()
+    log("leaving a child behind")
+    child = os.fork()
+    if child == 0:
+        time.sleep(600)
+        os._exit(0)
+    with open(pidfile, "w") as file:
+        file.write(f"{child}\n")
+    os._exit(0)
+
+
+def escape(pidfile: str, how: str = "setsid") -> None:
+    handshake()
+    child = os.fork()
+    if child == 0:
+        os.setsid()
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 1)
+        if how == "clean":
+            os.execve(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)"], {})
+        time.sleep(600)
+        os._exit(0)
+    with open(pidfile, "w") as file:
+        file.write(f"{child}\n")
+    sys.stdin.read()
+
+
+def pings(count: str) -> None:
+    ping = '{"jsonrpc":"2.0","id":%d,"method":"ping"}\n'
+    for start in range(0, int(count), 1000):
+        sys.stdout.write("".join(ping % index for index in range(start, min(start + 1000, int(count)))))
+    log("all pinged")
+    time.sleep(600)
+
+
+def silent() -> None:
+    handshake()
+    for message in requests():
+        if message.get("method") == "notifications/cancelled":
+            log({"cancelled": message["params"]["requestId"], "reason": message["params"]["reason"]})
+
+
+def failing() -> None:
+    handshake()
+    for message in requests():
+        if message.get("method") == "tools/call":
+            send({"id": message["id"], "result": {"content": [{"type": "text", "text": "no such tool"}], "isError": True}})
+
+
+def odd_lines() -> None:
+    sys.stdout.write("\x0b\n\x0c\n \t\r\n\n")
+    log("after")
+    handshake()
+    sys.stdin.read()
+
+
+def exact(size: str) -> None:
+    head, tail = '{"method":"notifications/message","params":{"level":"info","data":"', '"}}'
+    sys.stdout.write(head + "x" * (int(size) - len(head) - len(tail)) + tail + "\n")
+    sys.stdout.flush()
+    handshake()
+    sys.stdin.read()
+
+
 def refused() -> None:
     handshake()
     sys.stdout.write('{"method":"notifications/message","params":{"level":"info","data":"\\ud83d"},"jsonrpc":"2.0"}\n')
@@ -132,4 +207,5 @@ if __name__ == "__main__":
     if mode == "exit":
         sys.exit(int(args[0]))
     {"basic": basic, "stubborn": stubborn, "big": big, "killed": killed, "flood": flood, "trickle": trickle,
-     "refused": refused}[mode](*args)
+     "refused": refused, "orphan": orphan, "escape": escape, "pings": pings, "silent": silent, "failing": failing,
+     "odd-lines": odd_lines, "exact": exact}[mode](*args)

@@ -17,12 +17,12 @@ import pytest
 sdk = pytest.importorskip("mcp.types", reason="the [mcp] extra is not installed")
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
+import diverge_codec  # noqa: E402
 from diverge_codec import ErrorData, _json, mcp_sdk  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).with_name("peers")))
 from servers import VENVS, missing  # noqa: E402
 
-SRC = Path(__file__).resolve().parent.parent / "src"
 REQUIRE_PEERS = os.environ.get("DIVERGE_CODEC_REQUIRE_PEERS", "") not in ("", "0")
 
 EXACT = {
@@ -131,8 +131,15 @@ def test_strict_and_allow_custom_are_keyword_only(mn):
 
 
 def _import_in(python: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    """Import the adapter in another interpreter, on this checkout's pure core (no compiled build there)."""
-    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(SRC), "DIVERGE_CODEC_PURE": "1"}
+    """Import the adapter in another interpreter, from the package under test on its pure core.
+
+    Only the package itself is put on the path (a link to it), not the site-packages it may be
+    installed in: the other interpreter must find its own mcp, or none.
+    """
+    path = tmp_path / "path"
+    path.mkdir()
+    (path / "diverge_codec").symlink_to(Path(diverge_codec.__file__).resolve().parent)
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(path), "DIVERGE_CODEC_PURE": "1"}
     return subprocess.run([*python, "-c", "import diverge_codec.mcp_sdk"], capture_output=True, text=True,
                           env=env, cwd=tmp_path, timeout=120)
 

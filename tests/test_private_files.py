@@ -99,15 +99,39 @@ def test_a_dangling_symbolic_link_is_refused_and_nothing_made(tmp_path):
     assert not (tmp_path / "nowhere").exists()
 
 
+def _socket_file(path) -> None:
+    import socket
+
+    socket.socket(socket.AF_UNIX).bind(str(path))
+
+
 @pytest.mark.parametrize("kind, make, why", [
     ("directory", os.mkdir, "it is a directory"),
-    ("fifo", os.mkfifo, "it is not a regular file"),
+    ("socket", _socket_file, "it is not a regular file"),
 ])
 def test_what_is_no_regular_file_is_refused_and_left(tmp_path, kind, make, why):
     path = tmp_path / kind
     make(path)
     assert _refusal(path) == f"cannot write {path}: {why}"
     assert path.exists()
+
+
+def test_a_pipe_or_a_terminal_is_written_as_it_is_even_through_a_link(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "to-fifo"
+    link.symlink_to(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        for path in (fifo, link):
+            fd = create_private(str(path))
+            os.write(fd, b"x")
+            os.close(fd)
+        assert os.read(reader, 10) == b"xx" and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    finally:
+        os.close(reader)
+    os.close(create_private(os.devnull))  # /dev/null stays what it is
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
 
 
 def test_a_missing_folder_says_why(tmp_path):

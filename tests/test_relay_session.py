@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from diverge_codec import _json, relay, stream
 from diverge_codec.errors import McpNotificationsNotificationParseError
 from diverge_codec.relay_session import (
-    DEFAULT_MAX_LINE, PROTOCOL_VERSION, LineSplitter, Phase, RelaySession,
+    DEFAULT_MAX_LINE, PROTOCOL_VERSION, SUPPORTED_VERSIONS, LineSplitter, Phase, RelaySession,
 )
 from diverge_codec.sequence import McpNotificationsChecker, State, check
 
@@ -31,8 +31,8 @@ def _sent(session: RelaySession) -> list[bytes]:
     return session.outbox.take(1 << 20)
 
 
-def test_the_line_limit_is_the_record_limit():
-    assert DEFAULT_MAX_LINE == stream.DEFAULT_MAX_RECORD == 16 << 20
+def test_a_line_at_the_limit_makes_a_record_at_the_stream_s_default_limit():
+    assert DEFAULT_MAX_LINE + 1 == stream.DEFAULT_MAX_RECORD == 16 << 20
 
 
 def test_lines_are_split_across_chunks_and_blank_lines_dropped():
@@ -61,7 +61,7 @@ def test_any_chunking_gives_the_same_lines(lines, data):
     for start, end in zip([0, *cuts], [*cuts, len(text)]):
         got += splitter.feed(text[start:end])
     got += splitter.close()
-    assert got == [line for line in lines if line.strip() and len(line) <= 8]
+    assert got == [line for line in lines if line.strip(b" \t\r\n") and len(line) <= 8]
     assert splitter.too_large == sum(len(line) > 8 for line in lines)
 
 
@@ -217,8 +217,10 @@ def test_requests_go_before_the_calls_and_only_calls_carry_a_progress_token():
 
 
 def test_a_line_limit_past_what_a_record_can_frame_is_refused():
-    with pytest.raises(ValueError, match="max_line must be at most 4294967295, what a record's length can say"):
-        RelaySession(max_line=1 << 32)
+    with pytest.raises(ValueError, match="^max_line must be at most 4294967294: with its tag, a payload is what a "
+                                         "record's length can say$"):
+        RelaySession(max_line=(1 << 32) - 1)
+    assert RelaySession(max_line=(1 << 32) - 2).record_limit == (1 << 32) - 1
 
 
 _MESSAGES = st.sampled_from([
@@ -229,6 +231,7 @@ _MESSAGES = st.sampled_from([
     ("other", _line({"jsonrpc": "2.0", "id": 5, "result": {}})), ("other", b"[1]\n"), ("other", b"\n"),
     ("request", _line({"jsonrpc": "2.0", "id": 9, "method": "ping"})),
     ("too large", _log("x" * 300)),
+    ("refused", b"\x0b\n"), ("refused", b" \x0c \n"), ("other", b" \t\r\n"),
 ])
 
 
@@ -250,8 +253,9 @@ def test_any_session_sends_a_valid_channel_and_accounts_for_every_notification(m
     report = session.finish_report()
     notifications = [kind for kind, _ in messages].count("notification")
     large = [kind for kind, _ in messages].count("too large")
-    assert report.seen == notifications + large == report.relayed + sum(report.dropped.values())
-    assert report.dropped["too_large"] == large and report.dropped["invalid"] == 0
+    refused = [kind for kind, _ in messages].count("refused")
+    assert report.seen == notifications + large + refused == report.relayed + sum(report.dropped.values())
+    assert report.dropped["too_large"] == large and report.dropped["invalid"] == refused
     checker = McpNotificationsChecker(mn)
     state = check(checker, payloads)
     answered = next((message for kind, message in messages if kind == "answer"), None) == _answer()  # the first counts
@@ -259,3 +263,111 @@ def test_any_session_sends_a_valid_channel_and_accounts_for_every_notification(m
         assert state is State.ENDED_WITH_ERROR and report.unreachable
     else:
         assert state in (State.FINISHED, State.UNREADABLE) and not report.unreachable
+
+
+class Clock:
+    """A clock the test moves: the session's time, injected."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _ready(session: RelaySession) -> bytes:
+    session.start()
+    return session.receive(_answer())
+
+
+def test_an_unanswered_call_is_cancelled_counted_failed_and_ends_until_answered():
+    clock = Clock()
+    session = RelaySession([("slow", {})], until_answered=True, request_timeout=5, clock=clock)
+    session.start()
+    assert session.next_deadline() == 105.0  # initialize's
+    clock.now = 104.9
+    session.receive(_answer())  # the call is sent now: its deadline is 109.9
+    clock.now = 105.0
+    assert session.expire() == b"" and session.report.calls_failed == 0 and session.next_deadline() == 109.9
+    clock.now = 109.9
+    assert _json.loads(session.expire()) == {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                            "params": {"requestId": 1, "reason": "no answer within 5 s"}}
+    report = session.report
+    assert (report.calls_sent, report.calls_answered, report.calls_failed, report.calls_timed_out) == (1, 0, 1, 1)
+    assert session.shutdown_reason == "until-answered" and session.next_deadline() is None
+    session.receive(_line({"jsonrpc": "2.0", "id": 1, "result": {}}))  # too late: nobody waits for it
+    assert (report.calls_answered, report.ignored) == (0, 1)
+    assert report.as_dict()["calls"] == {"sent": 1, "answered": 0, "failed": 1, "timed_out": 1}
+
+
+def test_an_unanswered_initialize_fails_the_handshake_and_is_never_cancelled():
+    clock = Clock()
+    session = RelaySession(request_timeout=2, clock=clock)
+    session.start()
+    clock.now = 102.0
+    assert session.expire() == b""  # MCP: initialize MUST NOT be cancelled
+    assert session.phase is Phase.FAILED and session.shutdown_reason == "initialize timed out"
+    assert session.receive(_answer()) == b"" and session.phase is Phase.FAILED  # a late answer starts nothing
+
+
+def test_no_timeout_means_no_deadline():
+    session = RelaySession([("slow", {})], request_timeout=None, clock=Clock())
+    _ready(session)
+    assert session.next_deadline() is None and session.expire() == b"" and session.pending.keys() == {1}
+
+
+@pytest.mark.parametrize("timeout", [0, -1.0, float("nan")])
+def test_a_timeout_that_is_not_positive_is_refused(timeout):
+    with pytest.raises(ValueError, match="^request_timeout must be more than 0, or None$"):
+        RelaySession(request_timeout=timeout)
+
+
+def test_a_tool_result_with_is_error_counts_as_a_failed_call_and_only_a_tool_call_s():
+    session = RelaySession([("missing", {}), ("fine", {})], requests=[("logging/setLevel", {"level": "debug"})])
+    _ready(session)
+    session.receive(_line({"jsonrpc": "2.0", "id": 1, "result": {"isError": True}}))  # not a tool call: no tool result
+    session.receive(_line({"jsonrpc": "2.0", "id": 2, "result": {"content": [], "isError": True}}))
+    session.receive(_line({"jsonrpc": "2.0", "id": 3, "result": {"content": [], "isError": "yes"}}))  # not true
+    report = session.report
+    assert (report.calls_sent, report.calls_answered, report.calls_failed) == (3, 3, 1)
+
+
+def test_requests_made_while_the_server_does_not_read_are_counted_not_answered():
+    session = RelaySession()
+    _ready(session)
+    ping = _line({"jsonrpc": "2.0", "id": "p", "method": "ping"})
+    session.server_reading = False
+    assert session.receive(ping * 3) == b""
+    session.server_reading = True
+    assert session.receive(ping) == _line({"jsonrpc": "2.0", "id": "p", "result": {}})
+    assert (session.report.requests_answered, session.report.requests_unanswered) == (1, 3)
+
+
+def test_only_a_revision_the_relay_speaks_can_be_offered():
+    with pytest.raises(ValueError, match="^protocol_version must be one the relay speaks: 2025-11-25, 2025-06-18, "
+                                         "2025-03-26, 2024-11-05$"):
+        RelaySession(protocol_version="2024-10-07")
+    for version in SUPPORTED_VERSIONS:  # and what it offers, it accepts back
+        session = RelaySession(protocol_version=version)
+        session.start()
+        session.receive(_answer(version=version))
+        assert session.phase is Phase.READY
+
+
+def test_a_line_of_exactly_max_line_bytes_is_relayed_and_one_more_is_too_large():
+    body = b'{"method":"notifications/message","params":{"data":"%s"}}'
+    at_limit = body % (b"x" * (100 - len(body % b"")))
+    assert len(at_limit) == 100
+    session = RelaySession(max_line=100)
+    session.receive(at_limit + b"\n" + at_limit[:-2] + b'x"}}\n')
+    session.end_of_output()
+    assert _sent(session) == [b"\x00" + at_limit]  # a record of max_line + 1 bytes: the record limit
+    assert session.finish_report().dropped["too_large"] == 1 and session.report.seen == 2
+
+
+def test_only_json_whitespace_makes_a_line_blank():
+    lines = LineSplitter()
+    assert lines.feed(b" \t\r\n\n\x0b\n\x0c \n") == [b"\x0b", b"\x0c "]  # the last two are lines, and refused ones
+    session = RelaySession()
+    session.receive(b"\x0b\n \t\n")
+    assert (session.report.seen, session.report.dropped["invalid"]) == (1, 1)

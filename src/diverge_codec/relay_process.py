@@ -18,34 +18,53 @@ CLI's exit status for a report.
   wait in the channel's own outbox, bounded in bytes. A flooding server gets one chunk
   per turn like any other and drops what its own consumer cannot take: it never holds
   the others' notifications back. ``asyncio.gather`` many ``relay`` calls.
-- **Never blocks the server.** The relay reads all the server writes; what the channel
-  cannot take now is dropped by the outbox and counted (``backpressure``). Memory per
-  channel: the outbox (``outbox_bytes`` plus one larger payload), the writer's buffer,
-  one partial line (``max_line`` at most).
+- **Never blocks the server, and bounded whatever it does.** The relay reads all the
+  server writes; what the channel cannot take now is dropped by the outbox and counted
+  (``backpressure``). While the server does not read its stdin (its buffer in the relay
+  over ``SERVER_STDIN_BYTES``), its requests go unanswered and counted
+  (``requests_unanswered``) instead of piling up. Memory per channel: the outbox
+  (``outbox_bytes`` plus one larger payload), the writer's buffer, one partial line
+  (``max_line`` at most), the server's stdin buffer (``SERVER_STDIN_BYTES`` plus the
+  answers to one chunk).
 - **Shutdown, as MCP's stdio transport describes it.** On ``ServerRelay.shutdown`` (a
-  signal, ``duration``, ``until_answered``), or when the server's output ends: close
-  its stdin, wait ``grace`` seconds, SIGTERM, wait ``grace``, SIGKILL. The server runs in
-  its own process group, and the group is signalled, so a wrapper (``npx``, a shell)
-  takes its children with it; anything of the group still alive at the end is killed.
-  A second ``shutdown`` skips the waiting. The relay always ends.
+  signal, ``duration``, ``until_answered``, the channel's reader gone, even while the
+  server is quiet), or when the server's output ends or the server exits: close its
+  stdin, wait ``grace`` seconds, SIGTERM, wait ``grace``, SIGKILL. The server runs in its
+  own process group, and the group is signalled, so a wrapper (``npx``, a shell) takes
+  its children with it. Once the server has exited, whatever still holds its output gets
+  ``grace`` seconds, then the group and every process the server started are killed
+  (``_leftovers``: on Linux, found by a mark in their environment, so a daemon that left
+  the group is ended too). A second ``shutdown`` skips the waiting. Every wait is bounded:
+  the relay always ends.
+- **Requests time out.** A request the server leaves unanswered for ``request_timeout``
+  seconds is cancelled and counted failed (``relay_session``), so ``until_answered`` ends.
+- **POSIX only.** Process groups and signals are what the relay ends a server with; on
+  Windows ``ServerRelay`` refuses to start (``RelayUnsupported``). The codec itself runs
+  everywhere.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import signal
 import stat
 import subprocess
+import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
-from . import mcp_notifications, stream
-from .relay_session import DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, PROTOCOL_VERSION, RelayReport, RelaySession
+from . import _leftovers, mcp_notifications, stream
+from .relay_session import (
+    DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, PROTOCOL_VERSION, RelayReport, RelaySession,
+)
 
 __all__ = [
-    "ChannelWriter", "FileWriter", "PipeWriter", "RelayOptions", "RelayReport", "ServerRelay", "exit_status", "open_writer", "relay",
+    "ChannelWriter", "FileWriter", "PipeWriter", "RelayOptions", "RelayReport", "RelayUnsupported", "ServerRelay",
+    "exit_status", "open_writer", "relay",
 ]
 
 REQUESTED = ("duration", "until-answered", "requested", "channel closed")
@@ -54,6 +73,13 @@ REQUESTED = ("duration", "until-answered", "requested", "channel closed")
 
 OUTPUT_AFTER_KILL = 5.0
 """Seconds to wait for the server's output to end once its whole group is killed."""
+
+SERVER_STDIN_BYTES = 256 * 1024
+"""What the relay buffers for a server's stdin before it stops answering the server's requests."""
+
+
+class RelayUnsupported(OSError):
+    """The relay cannot run servers on this platform (Windows): it ends them with POSIX process groups."""
 
 
 class ChannelWriter(Protocol):
@@ -131,7 +157,14 @@ class PipeWriter:
     def close(self) -> None:
         self.transport.close()
 
+    def abort(self) -> None:
+        """Drop what is buffered and close, unless the reader's departure closed the pipe already
+        (asyncio's pipe transport fails on a second close: its loop is gone by then)."""
+        if not self._flow.closed.done():
+            self.transport.abort()
+
     async def wait_closed(self) -> None:
+        """Until the pipe is closed: by ``close``, or by its reader going away (what the relay watches for)."""
         await self._flow.closed
 
 
@@ -160,7 +193,9 @@ class RelayOptions:
     duration: float | None = None
     """Shut the server down after this many seconds."""
     grace: float = 3.0
-    """Seconds to wait after closing stdin, and again after SIGTERM."""
+    """Seconds to wait after closing stdin, and again after SIGTERM; and for the output to end once the server exited."""
+    request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
+    """Seconds a request may go unanswered before it is cancelled and counted failed; None: forever."""
     protocol_version: str = PROTOCOL_VERSION
     max_line: int = DEFAULT_MAX_LINE
     outbox_bytes: int = DEFAULT_OUTBOX_BYTES
@@ -189,6 +224,12 @@ class _ServerPipes(asyncio.SubprocessProtocol):
         if fd == 1 and not self.output_ended.done():
             self.output_ended.set_result(None)
 
+    def pause_writing(self) -> None:  # the server's stdin is over SERVER_STDIN_BYTES: it is not reading
+        self.owner.session.server_reading = False
+
+    def resume_writing(self) -> None:
+        self.owner.session.server_reading = True
+
     def process_exited(self) -> None:
         if not self.exited.done():
             self.exited.set_result(None)
@@ -200,20 +241,28 @@ class ServerRelay:
     def __init__(self, command: Sequence[str], writer: ChannelWriter, options: RelayOptions = RelayOptions()) -> None:
         if not command:
             raise ValueError("the server command is empty")
+        if sys.platform == "win32":
+            raise RelayUnsupported("the relay runs MCP servers on POSIX systems only (Linux, macOS); the codec runs everywhere")
         self.command: list[str] = list(command)
         self.writer: ChannelWriter = writer
         self.options: RelayOptions = options
         self.session: RelaySession = RelaySession(
             options.calls, requests=options.requests, protocol_version=options.protocol_version, max_line=options.max_line,
-            outbox_bytes=options.outbox_bytes, until_answered=options.until_answered, frame=options.frame)
+            outbox_bytes=options.outbox_bytes, until_answered=options.until_answered, frame=options.frame,
+            request_timeout=options.request_timeout, clock=time.monotonic)
         self.report: RelayReport = self.session.report
+        self.token: str = secrets.token_hex(8)
+        """The mark in the server's environment (``_leftovers.MARK``) by which what it starts is found at the end."""
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._hurry = asyncio.Event()
         self._reason: str | None = None
         self._transport: asyncio.SubprocessTransport | None = None
         self._channel_open = True
+        self._closing = False  # the relay itself is closing the channel
         self._busy = False  # the pump is waiting for the writer to drain
+        self._expiry: asyncio.TimerHandle | None = None
+        self._leftovers: set[int] = set()  # the server's processes found alive once it had exited
 
     def shutdown(self, reason: str = "requested") -> None:
         """Stop the server (close stdin, grace, SIGTERM, grace, SIGKILL); called again, without the waits."""
@@ -226,10 +275,12 @@ class ServerRelay:
     async def run(self) -> RelayReport:
         """Relay until the server's output ends and the server is gone: the report."""
         loop = asyncio.get_running_loop()
+        env = dict(os.environ if self.options.env is None else self.options.env)
+        env[_leftovers.MARK] = self.token
         try:
             transport, pipes = await loop.subprocess_exec(
                 lambda: _ServerPipes(self), *self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=self.options.server_stderr, env=self.options.env, cwd=self.options.cwd, start_new_session=True)
+                stderr=self.options.server_stderr, env=env, cwd=self.options.cwd, start_new_session=True)
         except OSError as error:  # no such command, not executable: nothing can be reached
             self.report.server = {"started": False, "error": error.strerror or type(error).__name__}
             self.session.end_of_output()  # the one Error frame
@@ -237,22 +288,32 @@ class ServerRelay:
             self.session.finish_report()
             return self.report
         self._transport = transport
+        stdin = transport.get_pipe_transport(0)
+        if isinstance(stdin, asyncio.WriteTransport):  # pause_writing past the limit: see _ServerProtocol
+            stdin.set_write_buffer_limits(high=SERVER_STDIN_BYTES)
         self.report.server = {"started": True, "pid": transport.get_pid()}
         self._send(self.session.start())
+        self._arm_expiry()
         pump = asyncio.create_task(self._pump())
+        watch = self._watch_channel()
         timer = loop.call_later(self.options.duration, self.shutdown, "duration") if self.options.duration else None
         try:
-            await _first(pipes.output_ended, self._stop.wait())
+            await _first(pipes.output_ended, pipes.exited, self._stop.wait())
             await self._end_process(transport, pipes)
             self.session.end_of_output()
             await self._close_channel(pump)
         finally:
-            if timer is not None:
-                timer.cancel()
-            if not pump.done():
-                pump.cancel()
-            _kill_group(transport.get_pid())
+            for handle in (timer, self._expiry):
+                if handle is not None:
+                    handle.cancel()
+            for task in (pump, watch):
+                if task is not None and not task.done():
+                    task.cancel()
+            leftovers = _leftovers.end_leftovers(transport.get_pid(), self.token)
+            self._leftovers.update(leftovers)
             transport.close()
+        self.report.server["leftovers"] = len(self._leftovers)
+        await _leftovers.reap(leftovers)
         self.session.finish_report()
         return self.report
 
@@ -260,6 +321,8 @@ class ServerRelay:
         reply = self.session.receive(data)
         if reply:
             self._send(reply)
+            if self._expiry is None:
+                self._arm_expiry()
         if self.session.outbox and not self._busy and self._channel_open:
             self._write_now()
         if self.session.shutdown_reason is not None and not self._stop.is_set():
@@ -268,8 +331,37 @@ class ServerRelay:
     def _send(self, data: bytes) -> None:
         assert self._transport is not None
         stdin = self._transport.get_pipe_transport(0)
-        if stdin is not None and not stdin.is_closing():
+        if data and stdin is not None and not stdin.is_closing():
             stdin.write(data)  # type: ignore[attr-defined]
+
+    def _arm_expiry(self) -> None:
+        """One timer, at the oldest unanswered request's deadline (later requests have later ones)."""
+        deadline = self.session.next_deadline()
+        if deadline is not None:
+            delay = max(0.0, deadline - time.monotonic())
+            self._expiry = asyncio.get_running_loop().call_later(delay, self._expire)
+
+    def _expire(self) -> None:
+        self._expiry = None
+        self._send(self.session.expire())
+        if self.session.shutdown_reason is not None and not self._stop.is_set():
+            self.shutdown(self.session.shutdown_reason)
+        self._arm_expiry()
+
+    def _watch_channel(self) -> asyncio.Task[None] | None:
+        """A pipe or socket whose reader goes away closes at once, even while nothing is written:
+        the relay ends then, not at its next write (a quiet server may never write again)."""
+        if getattr(self.writer, "transport", None) is None:  # a file: its reader cannot go away
+            return None
+
+        async def watch() -> None:
+            try:
+                await self.writer.wait_closed()
+            except (ConnectionError, OSError):
+                pass
+            if self._channel_open and not self._closing:
+                self._channel_gone()
+        return asyncio.create_task(watch())
 
     def _write_now(self) -> bool:
         """Hand every queued payload to the writer, in the read callback itself: no wait for a turn of
@@ -317,7 +409,7 @@ class ServerRelay:
         """Close stdin, wait, SIGTERM, wait, SIGKILL: the steps MCP's stdio transport names."""
         grace = self.options.grace
         server = self.report.server
-        if self._reason is None:  # the output ended: a server that is leaving gets its grace first
+        if self._reason is None:  # the output ended or the server exited: one that is leaving gets its grace first
             await self._wait_exit(pipes, grace)
         if pipes.exited.done():
             server["ended_by"] = "itself"
@@ -334,8 +426,10 @@ class ServerRelay:
             await pipes.exited
         # The leader is gone; one of its children may still hold the output open.
         if not await self._wait_exit(pipes, grace, pipes.output_ended):
-            _kill_group(transport.get_pid())  # its EOF follows, unless one escaped the group
+            killed = _leftovers.end_leftovers(transport.get_pid(), self.token)  # its EOF follows
+            self._leftovers.update(killed)
             await _first(pipes.output_ended, asyncio.sleep(min(grace, OUTPUT_AFTER_KILL)))
+            await _leftovers.reap(killed)
         server["shutdown"] = self._reason
         code = transport.get_returncode()
         server["exit_status"] = code if code is None or code >= 0 else None
@@ -349,6 +443,7 @@ class ServerRelay:
 
     async def _close_channel(self, pump: asyncio.Task[None]) -> None:
         """Let the pump hand over what is queued (``grace`` at most for a stuck consumer), then finish."""
+        self._closing = True
         self._ready.set()
         if not pump.done() and not self._hurry.is_set():
             await _first(pump, asyncio.sleep(self.options.grace), self._hurry.wait())
@@ -359,7 +454,7 @@ class ServerRelay:
             self.session.abandon()
         transport = getattr(self.writer, "transport", None)
         if stuck and transport is not None:
-            transport.abort()
+            getattr(self.writer, "abort", transport.abort)()
             return
         await self._finish_writer()
 
@@ -412,8 +507,3 @@ def _signal_group(pid: int, signum: int) -> None:
         os.killpg(pid, signum)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _kill_group(pid: int) -> None:
-    """SIGKILL whatever is left of the server's process group (its leader started it)."""
-    _signal_group(pid, signal.SIGKILL)

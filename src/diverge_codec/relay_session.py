@@ -12,10 +12,21 @@ makes is refused (the relay declares no client capability); a response nobody as
 for is ignored.
 
 Sizes, one setting: ``max_line`` bounds a line of the server's output (longer ones
-are skipped and counted ``too_large``) and is the stream envelope's record limit, so
-every payload the relay queues is one a consumer with the default limit reads. The
-outbox admits one payload of any size into an empty queue, so such a notification
-reaches a consumer that keeps up.
+are skipped and counted ``too_large``); a payload is at most one byte more (the tag),
+``record_limit``, and with the default (16 MiB less one byte) that is the stream
+envelope's default record limit, so every payload the relay queues is one a consumer
+with the default limit reads. The outbox admits one payload of any size into an empty
+queue, so such a notification reaches a consumer that keeps up.
+
+Time, one setting: every request the relay makes is answered within ``request_timeout``
+seconds or given up (``expire``): a call is cancelled (``notifications/cancelled``) and
+counted failed and timed out; an unanswered ``initialize`` fails the handshake (MCP
+forbids cancelling it). The clock is injected (``clock``), so a test drives time too.
+
+Memory, whatever the server does: lines are bounded (``max_line``), the outbox is bounded
+in bytes, and answers to the server's own requests (``ping``) are dropped and counted
+(``requests_unanswered``) while the driver says the server is not reading its stdin
+(``server_reading``), so a server that floods requests and reads nothing grows nothing.
 
 No I/O here: ``relay_process`` drives this from asyncio; a test drives it from a list.
 """
@@ -23,6 +34,8 @@ No I/O here: ``relay_process`` drives this from asyncio; a test drives it from a
 from __future__ import annotations
 
 import enum
+import operator
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,20 +49,33 @@ PROTOCOL_VERSION = "2025-11-25"
 """The MCP revision the relay offers in ``initialize``."""
 
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-"""Revisions the relay accepts in the server's answer; any other ends the session as unreachable."""
+"""Revisions the relay speaks: the ones it may offer, and the ones it accepts in the server's
+answer; any other answer ends the session as a failed handshake."""
 
-DEFAULT_MAX_LINE = stream.DEFAULT_MAX_RECORD
-"""The longest server line read (16 MiB): the stream envelope's record limit, the same number."""
+DEFAULT_MAX_LINE = stream.DEFAULT_MAX_RECORD - 1
+"""The longest server line read (16 MiB less one byte): with its tag, a payload is at most the
+stream envelope's default record limit."""
+
+DEFAULT_REQUEST_TIMEOUT = 60.0
+"""Seconds a request of the relay's may go unanswered (the TypeScript SDK's default too)."""
 
 MAX_RECORD_BYTES = 0xFFFFFFFF
 """The largest record the stream envelope's 4-byte length can frame."""
 
-DEFAULT_OUTBOX_BYTES = 1 << 20
-"""What a channel's outbox holds before it drops (one larger payload is always admitted alone)."""
+DEFAULT_OUTBOX_BYTES = 8 << 20
+"""What a channel's outbox holds before it drops (one larger payload is always admitted alone):
+8 MiB, what a consumer that keeps up on average needs when it is descheduled (1 MiB dropped
+2.6% of a real replay under ``| cat``; README, "The relay")."""
 
 CLIENT_INFO = {"name": "diverge-codec-relay", "version": "1"}
 
 INITIALIZE_ID = 0
+
+JSON_WHITESPACE = b" \t\r\n"
+"""What a blank line may hold: JSON's four whitespace bytes, not Python's six (a ``\\x0b`` line is
+a line, and a refused one)."""
+
+_content = operator.methodcaller("strip", JSON_WHITESPACE)  # truthy for a line that is not blank
 
 DROP_REASONS = ("backpressure", "invalid", "too_large")
 """Why a notification the server sent was not relayed: the channel could not keep pace, the
@@ -61,14 +87,15 @@ class Phase(enum.Enum):
 
     INITIALIZING = "initialize sent, not answered"
     READY = "initialized: calls sent"
-    FAILED = "the server refused initialize or answered a revision the relay does not speak"
+    FAILED = "the server refused initialize, answered a revision the relay does not speak, or timed out"
 
 
 class LineSplitter:
     """Newline-delimited messages out of a byte stream, each at most ``max_line`` bytes.
 
     A line longer than the limit is skipped to its newline, never held whole; ``too_large``
-    counts them. Blank lines are dropped. ``close`` gives the last line if it had no newline.
+    counts them. Blank lines (JSON whitespace only) are dropped. ``close`` gives the last line
+    if it had no newline.
     """
 
     __slots__ = ("max_line", "too_large", "_parts", "_held", "_skipping")
@@ -98,12 +125,12 @@ class LineSplitter:
         self._hold(rest.pop())
         limit = self.max_line
         if len(data) <= limit:  # no line can be over the limit: drop the blank ones in one C loop
-            lines += filter(bytes.strip, rest)
+            lines += filter(_content, rest)
             return lines
         for line in rest:
             if len(line) > limit:
                 self.too_large += 1
-            elif line.strip():
+            elif line.strip(JSON_WHITESPACE):
                 lines.append(line)
         return lines
 
@@ -128,7 +155,7 @@ class LineSplitter:
     def _keep(self, lines: list[bytes], line: bytes) -> None:
         if len(line) > self.max_line:
             self.too_large += 1
-        elif line.strip():
+        elif line.strip(JSON_WHITESPACE):
             lines.append(line)
 
 
@@ -145,14 +172,20 @@ class RelayReport:
     """Requests the relay made after the handshake: the tool calls and the other requests."""
     calls_answered: int = 0
     calls_failed: int = 0
-    """Calls answered with a JSON-RPC error (counted in ``calls_answered`` too)."""
+    """Requests that failed: answered with a JSON-RPC error or a tool result with ``isError``
+    (those are in ``calls_answered`` too), or timed out (those are not)."""
+    calls_timed_out: int = 0
+    """Requests given up after ``request_timeout`` (and cancelled): in ``calls_failed`` too."""
     protocol_version: str | None = None
     """The revision the server answered ``initialize`` with, if it did."""
     unreachable: bool = False
     """The channel carried the one Error frame: the server ended before anything was relayed
     and before a usable ``initialize`` answer."""
     requests_answered: int = 0
-    """Requests the server made of the relay (``ping`` and the ones it refuses)."""
+    """Requests the server made of the relay (``ping`` and the ones it refuses), answered."""
+    requests_unanswered: int = 0
+    """Requests the server made while it was not reading its stdin: not answered, so that the
+    answers cannot pile up in the relay's memory."""
     ignored: int = 0
     """Lines that were neither a notification nor an awaited response: stray responses, text."""
     server: dict[str, Any] = field(default_factory=dict)
@@ -161,9 +194,11 @@ class RelayReport:
     def as_dict(self) -> dict[str, Any]:
         return {
             "seen": self.seen, "relayed": self.relayed, "dropped": dict(self.dropped),
-            "calls": {"sent": self.calls_sent, "answered": self.calls_answered, "failed": self.calls_failed},
+            "calls": {"sent": self.calls_sent, "answered": self.calls_answered, "failed": self.calls_failed,
+                      "timed_out": self.calls_timed_out},
             "protocol_version": self.protocol_version, "unreachable": self.unreachable,
-            "requests_answered": self.requests_answered, "ignored": self.ignored, "server": dict(self.server),
+            "requests_answered": self.requests_answered, "requests_unanswered": self.requests_unanswered,
+            "ignored": self.ignored, "server": dict(self.server),
         }
 
 
@@ -176,7 +211,9 @@ class RelaySession:
     ``receive`` returns the bytes to write to the server's stdin (the handshake's second
     half, the calls, answers to its requests); the notifications go to ``outbox``.
     ``shutdown_reason`` turns non-None when the session wants the server stopped: every
-    call answered with ``until_answered``, or a failed handshake. ``frame`` turns one line
+    call answered (or timed out) with ``until_answered``, or a failed handshake.
+    ``expire`` gives up the requests older than ``request_timeout`` (None: never), returning
+    the cancellations to write; ``next_deadline`` says when to call it next, on ``clock``. ``frame`` turns one line
     into a channel payload (``relay.relay_frame``, by default its compiled splice called directly): None for a message that is no
     notification, ``DecodeError`` for one the channel would refuse.
     """
@@ -191,24 +228,39 @@ class RelaySession:
         outbox_bytes: int = DEFAULT_OUTBOX_BYTES,
         until_answered: bool = False,
         frame: Callable[[bytes], bytes | None] = mcp_notifications.splice_notification,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if max_line > MAX_RECORD_BYTES:
-            raise ValueError(f"max_line must be at most {MAX_RECORD_BYTES}, what a record's length can say")
+        if max_line + 1 > MAX_RECORD_BYTES:
+            raise ValueError(f"max_line must be at most {MAX_RECORD_BYTES - 1}: with its tag, a payload is what a record's length can say")
+        if protocol_version not in SUPPORTED_VERSIONS:
+            raise ValueError(f"protocol_version must be one the relay speaks: {', '.join(SUPPORTED_VERSIONS)}")
+        if request_timeout is not None and not request_timeout > 0:
+            raise ValueError("request_timeout must be more than 0, or None")
         self.calls: list[tuple[str, Any]] = list(calls)
         self.requests: list[tuple[str, Any]] = list(requests)
         self.protocol_version: str = protocol_version
         self.until_answered: bool = until_answered
         self.frame: Callable[[bytes], bytes | None] = frame
+        self.request_timeout: float | None = request_timeout
+        self.clock: Callable[[], float] = clock
+        self.server_reading: bool = True
+        """The driver's word: False while the server's stdin backs up (answers to it are dropped)."""
         self.lines: LineSplitter = LineSplitter(max_line)
+        self.record_limit: int = max_line + 1
         self.outbox: Outbox = Outbox(outbox_bytes)
         self.report: RelayReport = RelayReport()
         self.phase: Phase = Phase.INITIALIZING
-        self.pending: set[int] = {INITIALIZE_ID}
+        self.pending: dict[int, tuple[str, float]] = {INITIALIZE_ID: ("initialize", float("inf"))}
+        """The relay's requests awaiting an answer: id -> (method, deadline on ``clock``); ``start``
+        sets the deadline of ``initialize``."""
         self.shutdown_reason: str | None = None
         self.ended: bool = False
 
     def start(self) -> bytes:
         """The ``initialize`` request, the first thing to write to the server."""
+        if INITIALIZE_ID in self.pending:
+            self._await(INITIALIZE_ID, "initialize")
         return _message({"jsonrpc": "2.0", "id": INITIALIZE_ID, "method": "initialize", "params": {
             "protocolVersion": self.protocol_version, "capabilities": {}, "clientInfo": CLIENT_INFO}})
 
@@ -243,6 +295,36 @@ class RelaySession:
         if not self.report.unreachable:  # else the one payload is the Error frame
             self.report.dropped["backpressure"] += count
 
+    def next_deadline(self) -> float | None:
+        """When the oldest unanswered request times out, on ``clock``; None if none can."""
+        if not self.pending or self.request_timeout is None or self.ended:
+            return None
+        return min(deadline for _, deadline in self.pending.values())
+
+    def expire(self) -> bytes:
+        """Give up every request past its deadline: the cancellations to write to the server.
+
+        A call is counted failed and timed out, and cancelled as MCP asks of a client that
+        stops waiting; ``initialize`` is never cancelled (MCP forbids it): the handshake fails.
+        """
+        if self.ended or self.request_timeout is None:
+            return b""
+        now = self.clock()
+        expired = [request_id for request_id, (_, deadline) in self.pending.items() if deadline <= now]
+        cancellations: list[bytes] = []
+        for request_id in expired:
+            del self.pending[request_id]
+            if request_id == INITIALIZE_ID:
+                self.phase = Phase.FAILED
+                self._want_shutdown("initialize timed out")
+                continue
+            self.report.calls_failed += 1
+            self.report.calls_timed_out += 1
+            cancellations.append(_message({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
+                "requestId": request_id, "reason": f"no answer within {self.request_timeout:g} s"}}))
+        self._maybe_done()
+        return b"".join(cancellations)
+
     def finish_report(self) -> RelayReport:
         """The report with the outbox's drops folded in (call once, at the end)."""
         self._settle_too_large()
@@ -265,7 +347,7 @@ class RelaySession:
         if framed is None:
             return self._each_line(lines, None)
         replies: list[bytes] = []
-        limit, at, last = self.lines.max_line, 0, len(framed)
+        limit, at, last = self.record_limit, 0, len(framed)
         framed.append(None)  # a sentinel: index() finds the next answer, or this, in C
         while True:
             answer = framed.index(None, at)
@@ -281,7 +363,7 @@ class RelaySession:
 
     def _each_line(self, lines: list[bytes], framed: list[bytes | None] | None) -> bytes:
         """Line by line, in order: the answers and refusals among the notifications (framed already, if given)."""
-        report, frame, limit = self.report, self.frame, self.lines.max_line
+        report, frame, limit = self.report, self.frame, self.record_limit
         replies: list[bytes] = []
         payloads: list[bytes] = []
         keep = payloads.append
@@ -331,14 +413,21 @@ class RelaySession:
         if not isinstance(request_id, int) or isinstance(request_id, bool) or request_id not in self.pending:
             self.report.ignored += 1
             return
-        self.pending.discard(request_id)
+        method, _ = self.pending.pop(request_id)
         if request_id == INITIALIZE_ID:
             replies.append(self._initialized(message))
         else:
             self.report.calls_answered += 1
-            self.report.calls_failed += "error" in message
+            self.report.calls_failed += "error" in message or (method == "tools/call" and _is_error_result(message))
+        self._maybe_done()
+
+    def _maybe_done(self) -> None:
         if self.phase is Phase.READY and not self.pending and self.until_answered:
             self._want_shutdown("until-answered")
+
+    def _await(self, request_id: int, method: str) -> None:
+        timeout = self.request_timeout
+        self.pending[request_id] = (method, self.clock() + timeout if timeout is not None else float("inf"))
 
     def _initialized(self, answer: dict[str, Any]) -> bytes:
         result = answer.get("result")
@@ -357,11 +446,14 @@ class RelaySession:
             if method == "tools/call":
                 params = {**params, "_meta": {"progressToken": f"call-{request_id}"}}
             requests.append(_message({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
-            self.pending.add(request_id)
+            self._await(request_id, method)
         self.report.calls_sent = len(made)
         return b"".join(requests)
 
     def _answer(self, request: dict[str, Any]) -> bytes:
+        if not self.server_reading:  # its stdin is backed up: an answer would only pile up here
+            self.report.requests_unanswered += 1
+            return b""
         self.report.requests_answered += 1
         if request.get("method") == "ping":
             return _message({"jsonrpc": "2.0", "id": request["id"], "result": {}})
@@ -371,6 +463,12 @@ class RelaySession:
     def _want_shutdown(self, reason: str) -> None:
         if self.shutdown_reason is None:
             self.shutdown_reason = reason
+
+
+def _is_error_result(answer: dict[str, Any]) -> bool:
+    """A tool call's failure reported as its result (MCP's ``isError: true``), not as a JSON-RPC error."""
+    result = answer.get("result")
+    return isinstance(result, dict) and result.get("isError") is True
 
 
 def _message(obj: dict[str, Any]) -> bytes:

@@ -8,7 +8,8 @@ everything with ``.ci/peers``. Import it by path (``tests/peers`` is not a packa
 
 Names: the capture families (``ts-sdk-everything``, ``ts-sdk``, ``mcp-v1``, ``mcp-v2``,
 ``fastmcp``), ``ts-sdk-early`` (our TS server writing a log line before it answers
-``initialize``), and the stdlib peers for the relay's edge cases (``eof-ignoring``,
+``initialize``), ``server-memory`` (npm's knowledge-graph server: it writes nothing
+between calls, the quiet kind most servers are; set ``MEMORY_FILE_PATH``), and the stdlib peers for the relay's edge cases (``eof-ignoring``,
 ``eof-ignoring-sigterm``, ``exit-at-once``, ``big-log``).
 """
 
@@ -24,6 +25,7 @@ PEERS = Path(__file__).resolve().parent
 ROOT = PEERS.parent.parent
 NODE_MODULES = PEERS / "node_modules"
 EVERYTHING = NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+MEMORY = NODE_MODULES / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"  # quiet between calls
 VENVS = PEERS / ".venvs"  # made by .ci/peers: one throwaway venv per foreign SDK line
 
 
@@ -60,6 +62,7 @@ def _stdlib(script: str, *args: str) -> Callable[[], list[str]]:
 _COMMANDS: dict[str, Callable[[], list[str] | str]] = {
     "ts-sdk-everything": _node(EVERYTHING, "stdio"),
     "ts-sdk": _node(PEERS / "ts_server.mjs"),
+    "server-memory": _node(MEMORY),
     "ts-sdk-early": _node(PEERS / "ts_server.mjs", "--early"),  # logs once before initialize is answered
     "mcp-v1": _venv("mcp-v1", "py_v1_server.py"),
     "mcp-v2": _mcp_v2,

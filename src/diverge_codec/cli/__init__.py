@@ -20,8 +20,8 @@ import sys
 from typing import Any, NoReturn
 
 from .. import IMPLEMENTATION, __version__
-from ._common import CHANNELS, UsageError
-from ._safe import escape
+from ._common import CHANNELS
+from ._safe import UsageError, escape
 
 __all__ = ["CHANNELS", "SUBCOMMANDS", "UsageError", "main", "parser"]
 

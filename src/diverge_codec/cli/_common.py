@@ -8,16 +8,12 @@ import sys
 from collections.abc import Iterator
 
 from .. import mcp_notifications, stream, tools_begin
-from ._safe import escape
+from ._safe import UsageError, escape
 
 CHANNELS = {"tools-begin": tools_begin, "mcp-notifications": mcp_notifications}
 CHUNK = 64 * 1024
 """Bytes asked of the input per read: the constant part of streaming inspect's memory."""
 MAX_RECORD_LIMIT = 0xFFFFFFFF
-
-
-class UsageError(Exception):
-    """Input the tool cannot read: reported as one line, exit 2."""
 
 
 def _cannot(verb: str, name: str, error: OSError) -> UsageError:

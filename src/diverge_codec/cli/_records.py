@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from typing import Union
 
 from .. import stream
-from ._common import UsageError
+from ._safe import UsageError
 
 Payload = Union[bytes, memoryview]
 PREFIX = 4

@@ -14,7 +14,11 @@ import os
 import stat
 from typing import Any
 
-__all__ = ["create_private", "escape", "json_line"]
+__all__ = ["UsageError", "create_private", "escape", "json_line"]
+
+
+class UsageError(Exception):
+    """Input the tool cannot read: reported as one line, exit 2 (here, in the leaf every command imports)."""
 
 
 _NAMED = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -61,9 +65,11 @@ _PRIVATE = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) 
 def create_private(path: str) -> int:
     """A new file at ``path``, mode 0600 (less if the umask says so), open for writing: its fd.
 
-    Anything but a regular file at ``path`` is refused: a symbolic link is not followed
-    (its target could be any file the user can write), nor is a directory, device or
-    FIFO written. A regular file is unlinked, then a new one made with
+    A pipe or terminal (a FIFO or character device, ``/dev/null``, ``/dev/stdout``, even
+    through a symbolic link) is opened as it is: nothing stays at rest there. Anything
+    else but a regular file is refused: a symbolic link to anything else is not followed
+    (its target could be any file the user can write), nor is a directory or other
+    special file written. A regular file is unlinked, then a new one made with
     ``O_CREAT | O_EXCL | O_NOFOLLOW``, so it takes neither the old one's mode nor its
     other hard links; a name that reappears in between is refused, not opened. Not
     atomic, by choice: the caller writes the path itself as it goes (a relay's capture
@@ -71,7 +77,6 @@ def create_private(path: str) -> int:
     nothing until then; and a run that fails removes its file. A refusal is a UsageError,
     one line naming the path and why, never anything from a file's contents.
     """
-    from ._common import UsageError  # here: _common imports this module
 
     try:
         try:
@@ -79,6 +84,8 @@ def create_private(path: str) -> int:
         except FileNotFoundError:
             pass
         else:
+            if _is_stream(path):
+                return os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
             if not stat.S_ISREG(mode):
                 kind = ("a symbolic link, which is not followed" if stat.S_ISLNK(mode)
                         else "a directory" if stat.S_ISDIR(mode) else "not a regular file")
@@ -87,3 +94,12 @@ def create_private(path: str) -> int:
         return os.open(path, _PRIVATE, 0o600)
     except OSError as error:
         raise UsageError(f"cannot write {escape(path)}: {error.strerror or type(error).__name__}") from None
+
+
+def _is_stream(path: str) -> bool:
+    """A FIFO or character device at ``path``, a link followed."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)

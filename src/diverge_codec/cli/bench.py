@@ -7,8 +7,7 @@ import os
 from typing import Any
 
 from .. import IMPLEMENTATION
-from ._common import UsageError
-from ._safe import escape
+from ._safe import UsageError, escape
 
 TITLE = "diverge-codec: time per call relative to its baseline (lower is better)"
 

@@ -16,8 +16,8 @@ from typing import IO, Any
 
 from .. import mcp_notifications, stream, tools_begin
 from .._model import ErrorData, ProviderError
-from ._common import CHANNELS, CHUNK, UsageError, chunks
-from ._safe import create_private, escape
+from ._common import CHANNELS, CHUNK, chunks
+from ._safe import UsageError, create_private, escape
 
 LONGEST_LINE = 64 * 1024 * 1024
 

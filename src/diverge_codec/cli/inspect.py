@@ -21,9 +21,10 @@ from .. import mcp_notifications, samples, stream, tools_begin
 from ..errors import DecodeError, RemoteProtocolError, StreamError
 from ..sequence import McpNotificationsChecker, State, ToolsBeginChecker
 from . import _records
-from ._common import CHANNELS, UsageError, chunks, max_record_help, record_limit
+from ._common import CHANNELS, chunks, max_record_help, record_limit
 from ._output import JsonLines, Progress, Text
 from ._records import Payload
+from ._safe import UsageError
 
 
 class _Interrupted(Exception):

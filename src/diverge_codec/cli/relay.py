@@ -6,6 +6,11 @@ fields, the output is the mcp-notifications channel as stream records (stdout, o
 on its own with 0 or was shut down on request (a signal, ``--duration``,
 ``--until-answered``), 1 it failed, was killed or never answered ``initialize``, 2 bad
 usage or a command that cannot start.
+
+On Linux the command makes itself a child subreaper, so whatever the server starts is its
+descendant until the end, even a daemon that left the server's process group and cleared
+its environment; at the end every such process is killed and reaped (``_leftovers``).
+POSIX only: on Windows the command refuses, exit 2.
 """
 
 from __future__ import annotations
@@ -19,10 +24,12 @@ import subprocess
 import sys
 from typing import Any
 
-from .. import _json
-from ..relay_process import RelayOptions, ServerRelay, exit_status, open_writer
-from ..relay_session import DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, PROTOCOL_VERSION
-from ._common import UsageError
+from .. import _json, _leftovers
+from ..relay_process import RelayOptions, RelayUnsupported, ServerRelay, exit_status, open_writer
+from ..relay_session import (
+    DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, PROTOCOL_VERSION, SUPPORTED_VERSIONS,
+)
+from ._safe import UsageError, create_private
 
 
 def parse_call(text: str, option: str = "--call") -> tuple[str, dict[str, Any]]:
@@ -57,7 +64,7 @@ def _options(args: argparse.Namespace) -> RelayOptions:
     return RelayOptions(
         calls=[parse_call(text) for text in args.call],
         requests=[parse_call(text, "--request") for text in args.request], until_answered=args.until_answered, duration=args.duration,
-        grace=args.grace, protocol_version=args.protocol_version, max_line=args.max_line,
+        grace=args.grace, request_timeout=args.request_timeout, protocol_version=args.protocol_version, max_line=args.max_line,
         outbox_bytes=args.outbox_bytes, server_stderr=subprocess.DEVNULL if args.quiet_server else None)
 
 
@@ -72,6 +79,10 @@ async def _run(command: list[str], out_fd: int, options: RelayOptions) -> tuple[
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
+        adopted = _leftovers.end_children()  # orphans this subreaper adopted that no mark found
+        await _leftovers.reap(adopted)
+    if adopted:
+        report.server["leftovers"] = report.server.get("leftovers", 0) + len(adopted)
     return report.as_dict(), exit_status(report)
 
 
@@ -79,15 +90,15 @@ def cmd_relay(args: argparse.Namespace) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         raise UsageError("relay needs the server's command after '--'")
+    if sys.platform == "win32":
+        raise UsageError("relay runs MCP servers on POSIX systems only (Linux, macOS); inspect and encode run everywhere")
     options = _options(args)
-    if args.out in (None, "-"):
-        out_fd = os.dup(sys.stdout.fileno())
-    else:
-        try:
-            out_fd = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        except OSError as error:
-            raise UsageError(f"cannot write {args.out}: {error.strerror or error}") from None
-    report, status = asyncio.run(_run(command, out_fd, options))
+    out_fd = os.dup(sys.stdout.fileno()) if args.out in (None, "-") else create_private(args.out)
+    _leftovers.become_subreaper()
+    try:
+        report, status = asyncio.run(_run(command, out_fd, options))
+    except RelayUnsupported as error:
+        raise UsageError(str(error)) from None
     report["exit_status"] = status
     print(json.dumps(report, separators=(",", ":")), file=sys.stderr, flush=True)
     return status
@@ -113,10 +124,16 @@ def register(commands: Any) -> None:
     relay.add_argument("--until-answered", action="store_true", help="shut the server down once every call and request is answered")
     relay.add_argument("--duration", type=_positive(float), metavar="SECONDS", help="shut the server down after this long")
     relay.add_argument("--grace", type=_positive(float), default=RelayOptions.grace, metavar="SECONDS",
-                       help="wait this long after closing the server's stdin, and again after SIGTERM (default %(default)s)")
-    relay.add_argument("--protocol-version", default=PROTOCOL_VERSION, help="the MCP revision offered (default %(default)s)")
+                       help="wait this long after closing the server's stdin, again after SIGTERM, and for its "
+                            "output to end once it exited (default %(default)s)")
+    relay.add_argument("--request-timeout", type=_positive(float), default=DEFAULT_REQUEST_TIMEOUT, metavar="SECONDS",
+                       help="cancel a request unanswered this long and count it failed; initialize unanswered "
+                            "this long fails the handshake (default %(default)s)")
+    relay.add_argument("--protocol-version", default=PROTOCOL_VERSION, choices=SUPPORTED_VERSIONS, metavar="REVISION",
+                       help="the MCP revision offered: one of %(choices)s (default %(default)s)")
     relay.add_argument("--max-line", type=_positive(int), default=DEFAULT_MAX_LINE, metavar="BYTES",
-                       help="longest server line relayed, also the record limit (default %(default)s)")
+                       help="longest server line relayed; a channel record is at most one byte more, the tag "
+                            "(default %(default)s: records within the stream's default 16 MiB limit)")
     relay.add_argument("--outbox-bytes", type=_positive(int), default=DEFAULT_OUTBOX_BYTES, metavar="BYTES",
                        help="notifications queued for a slow consumer before dropping (default %(default)s)")
     relay.add_argument("--quiet-server", action="store_true", help="discard the server's stderr")
