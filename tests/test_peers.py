@@ -191,7 +191,7 @@ def test_mcp_v1_fastmcp_has_no_logging_set_level() -> None:
 # --- the command table ------------------------------------------------------------------
 
 def test_command_table() -> None:
-    assert NAMES == ("ts-sdk-everything", "ts-sdk", "ts-sdk-early", "mcp-v1", "mcp-v2", "fastmcp",
+    assert NAMES == ("ts-sdk-everything", "ts-sdk", "server-memory", "ts-sdk-early", "mcp-v1", "mcp-v2", "fastmcp",
                      "eof-ignoring", "eof-ignoring-sigterm", "exit-at-once", "big-log")
     for name in NAMES:
         assert (command_for(name) is None) == (missing(name) is not None)

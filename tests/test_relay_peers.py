@@ -89,10 +89,8 @@ EVERYTHING_ARGS = (
 )
 
 
-def test_server_everything_progress_logging_and_a_subscription():
-    # Its subscription updates tick every 5 s and it ignores stdin EOF: --duration, then SIGTERM.
-    status, out, report = run_relay(*EVERYTHING_ARGS, "--duration", "7", "--grace", "1", "--quiet-server", "--",
-                                    *peer("ts-sdk-everything"), timeout=120)
+def assert_everything_relayed(status: int, out: bytes, report: dict) -> None:
+    """What EVERYTHING_ARGS make server-everything send, over any transport: progress, logging, updates."""
     notifications, error, state = channel(out)
     assert status == 0 and error is None and state is State.FINISHED
     methods = [n["method"] for n in notifications]
@@ -101,7 +99,14 @@ def test_server_everything_progress_logging_and_a_subscription():
     assert "notifications/message" in methods and "notifications/resources/updated" in methods
     updated = [n["params"]["uri"] for n in notifications if n["method"] == "notifications/resources/updated"]
     assert set(updated) == {"demo://resource/static/document/architecture.md"}
-    assert report["calls"] == {"sent": 5, "answered": 5, "failed": 0} and report["seen"] == report["relayed"]
+    assert report["calls"] == {"sent": 5, "answered": 5, "failed": 0, "timed_out": 0} and report["seen"] == report["relayed"]
+
+
+def test_server_everything_progress_logging_and_a_subscription():
+    # Its subscription updates tick every 5 s and it ignores stdin EOF: --duration, then SIGTERM.
+    status, out, report = run_relay(*EVERYTHING_ARGS, "--duration", "7", "--grace", "1", "--quiet-server", "--",
+                                    *peer("ts-sdk-everything"), timeout=120)
+    assert_everything_relayed(status, out, report)
     assert report["server"]["shutdown"] == "duration" and report["server"]["ended_by"] in ("SIGTERM", "stdin closed")
 
 

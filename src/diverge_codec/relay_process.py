@@ -165,7 +165,7 @@ class PipeWriter:
 
     async def wait_closed(self) -> None:
         """Until the pipe is closed: by ``close``, or by its reader going away (what the relay watches for)."""
-        await self._flow.closed
+        await asyncio.shield(self._flow.closed)  # a watcher cancelled must not cancel the pipe's own future
 
 
 async def open_writer(fd: int) -> ChannelWriter:
@@ -218,7 +218,7 @@ class _ServerPipes(asyncio.SubprocessProtocol):
 
     def pipe_data_received(self, fd: int, data: bytes | bytearray) -> None:
         if fd == 1:
-            self.owner._received(bytes(data))
+            self.owner._output(bytes(data))
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 1 and not self.output_ended.done():
@@ -235,15 +235,17 @@ class _ServerPipes(asyncio.SubprocessProtocol):
             self.exited.set_result(None)
 
 
-class ServerRelay:
-    """One server relayed onto one channel. ``await run()`` once; ``shutdown()`` from anywhere in the loop."""
+class ChannelRelay:
+    """What every transport's driver shares: one ``RelaySession``, its channel and its clock.
 
-    def __init__(self, command: Sequence[str], writer: ChannelWriter, options: RelayOptions = RelayOptions()) -> None:
-        if not command:
-            raise ValueError("the server command is empty")
-        if sys.platform == "win32":
-            raise RelayUnsupported("the relay runs MCP servers on POSIX systems only (Linux, macOS); the codec runs everywhere")
-        self.command: list[str] = list(command)
+    The channel's writer is fed from the session's outbox in the callback that read the
+    server's bytes, and drained by a pump; its reader's departure is watched for; the
+    session's request deadlines are kept by one timer. A transport (``ServerRelay`` for
+    stdio, ``relay_http.HttpRelay``) reads the server, hands what it read to ``_received``
+    and sends what the session answers with (``_send``).
+    """
+
+    def __init__(self, writer: ChannelWriter, options: RelayOptions) -> None:
         self.writer: ChannelWriter = writer
         self.options: RelayOptions = options
         self.session: RelaySession = RelaySession(
@@ -251,21 +253,17 @@ class ServerRelay:
             outbox_bytes=options.outbox_bytes, until_answered=options.until_answered, frame=options.frame,
             request_timeout=options.request_timeout, clock=time.monotonic)
         self.report: RelayReport = self.session.report
-        self.token: str = secrets.token_hex(8)
-        """The mark in the server's environment (``_leftovers.MARK``) by which what it starts is found at the end."""
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._hurry = asyncio.Event()
         self._reason: str | None = None
-        self._transport: asyncio.SubprocessTransport | None = None
         self._channel_open = True
         self._closing = False  # the relay itself is closing the channel
         self._busy = False  # the pump is waiting for the writer to drain
         self._expiry: asyncio.TimerHandle | None = None
-        self._leftovers: set[int] = set()  # the server's processes found alive once it had exited
 
     def shutdown(self, reason: str = "requested") -> None:
-        """Stop the server (close stdin, grace, SIGTERM, grace, SIGKILL); called again, without the waits."""
+        """Stop relaying and end the server's side; called again, without the waits."""
         if self._stop.is_set():
             self._hurry.set()
             return
@@ -273,52 +271,15 @@ class ServerRelay:
         self._stop.set()
 
     async def run(self) -> RelayReport:
-        """Relay until the server's output ends and the server is gone: the report."""
-        loop = asyncio.get_running_loop()
-        env = dict(os.environ if self.options.env is None else self.options.env)
-        env[_leftovers.MARK] = self.token
-        try:
-            transport, pipes = await loop.subprocess_exec(
-                lambda: _ServerPipes(self), *self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=self.options.server_stderr, env=env, cwd=self.options.cwd, start_new_session=True)
-        except OSError as error:  # no such command, not executable: nothing can be reached
-            self.report.server = {"started": False, "error": error.strerror or type(error).__name__}
-            self.session.end_of_output()  # the one Error frame
-            await self._close_channel(asyncio.create_task(self._pump()))
-            self.session.finish_report()
-            return self.report
-        self._transport = transport
-        stdin = transport.get_pipe_transport(0)
-        if isinstance(stdin, asyncio.WriteTransport):  # pause_writing past the limit: see _ServerProtocol
-            stdin.set_write_buffer_limits(high=SERVER_STDIN_BYTES)
-        self.report.server = {"started": True, "pid": transport.get_pid()}
-        self._send(self.session.start())
-        self._arm_expiry()
-        pump = asyncio.create_task(self._pump())
-        watch = self._watch_channel()
-        timer = loop.call_later(self.options.duration, self.shutdown, "duration") if self.options.duration else None
-        try:
-            await _first(pipes.output_ended, pipes.exited, self._stop.wait())
-            await self._end_process(transport, pipes)
-            self.session.end_of_output()
-            await self._close_channel(pump)
-        finally:
-            for handle in (timer, self._expiry):
-                if handle is not None:
-                    handle.cancel()
-            for task in (pump, watch):
-                if task is not None and not task.done():
-                    task.cancel()
-            leftovers = _leftovers.end_leftovers(transport.get_pid(), self.token)
-            self._leftovers.update(leftovers)
-            transport.close()
-        self.report.server["leftovers"] = len(self._leftovers)
-        await _leftovers.reap(leftovers)
-        self.session.finish_report()
-        return self.report
+        """Relay until the end: the report (the transport's own)."""
+        raise NotImplementedError
 
-    def _received(self, data: bytes) -> None:
-        reply = self.session.receive(data)
+    def _send(self, data: bytes) -> None:
+        """Send the session's messages (each ending with a newline) to the server."""
+        raise NotImplementedError
+
+    def _received(self, reply: bytes) -> None:
+        """After the session read the server's bytes: send its reply, hand the outbox to the channel."""
         if reply:
             self._send(reply)
             if self._expiry is None:
@@ -327,12 +288,6 @@ class ServerRelay:
             self._write_now()
         if self.session.shutdown_reason is not None and not self._stop.is_set():
             self.shutdown(self.session.shutdown_reason)
-
-    def _send(self, data: bytes) -> None:
-        assert self._transport is not None
-        stdin = self._transport.get_pipe_transport(0)
-        if data and stdin is not None and not stdin.is_closing():
-            stdin.write(data)  # type: ignore[attr-defined]
 
     def _arm_expiry(self) -> None:
         """One timer, at the oldest unanswered request's deadline (later requests have later ones)."""
@@ -405,6 +360,103 @@ class ServerRelay:
             if session.ended:
                 return
 
+    async def _close_channel(self, pump: asyncio.Task[None]) -> None:
+        """Let the pump hand over what is queued (``grace`` at most for a stuck consumer), then finish."""
+        self._closing = True
+        self._ready.set()
+        if not pump.done() and not self._hurry.is_set():
+            await _first(pump, asyncio.sleep(self.options.grace), self._hurry.wait())
+        stuck = not pump.done()
+        if stuck:
+            pump.cancel()
+        if self.session.outbox:  # what the channel never took: a stuck or a departed consumer
+            self.session.abandon()
+        transport = getattr(self.writer, "transport", None)
+        if stuck and transport is not None:
+            getattr(self.writer, "abort", transport.abort)()
+            return
+        await self._finish_writer()
+
+    async def _finish_writer(self) -> None:
+        try:
+            self.writer.close()
+            await self.writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass
+
+
+class ServerRelay(ChannelRelay):
+    """One stdio server relayed onto one channel. ``await run()`` once; ``shutdown()`` from anywhere in the loop.
+
+    ``shutdown`` closes the server's stdin, waits ``grace``, then SIGTERM, ``grace``, SIGKILL.
+    """
+
+    def __init__(self, command: Sequence[str], writer: ChannelWriter, options: RelayOptions = RelayOptions()) -> None:
+        if not command:
+            raise ValueError("the server command is empty")
+        if sys.platform == "win32":
+            raise RelayUnsupported("the relay runs MCP servers on POSIX systems only (Linux, macOS); the codec runs everywhere")
+        super().__init__(writer, options)
+        self.command: list[str] = list(command)
+        self.token: str = secrets.token_hex(8)
+        """The mark in the server's environment (``_leftovers.MARK``) by which what it starts is found at the end."""
+        self._transport: asyncio.SubprocessTransport | None = None
+        self._leftovers: set[int] = set()  # the server's processes found alive once it had exited
+
+    async def run(self) -> RelayReport:
+        """Relay until the server's output ends and the server is gone: the report."""
+        loop = asyncio.get_running_loop()
+        env = dict(os.environ if self.options.env is None else self.options.env)
+        env[_leftovers.MARK] = self.token
+        try:
+            transport, pipes = await loop.subprocess_exec(
+                lambda: _ServerPipes(self), *self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=self.options.server_stderr, env=env, cwd=self.options.cwd, start_new_session=True)
+        except OSError as error:  # no such command, not executable: nothing can be reached
+            self.report.server = {"started": False, "error": error.strerror or type(error).__name__}
+            self.session.end_of_output()  # the one Error frame
+            await self._close_channel(asyncio.create_task(self._pump()))
+            self.session.finish_report()
+            return self.report
+        self._transport = transport
+        stdin = transport.get_pipe_transport(0)
+        if isinstance(stdin, asyncio.WriteTransport):  # pause_writing past the limit: see _ServerProtocol
+            stdin.set_write_buffer_limits(high=SERVER_STDIN_BYTES)
+        self.report.server = {"started": True, "pid": transport.get_pid()}
+        self._send(self.session.start())
+        self._arm_expiry()
+        pump = asyncio.create_task(self._pump())
+        watch = self._watch_channel()
+        timer = loop.call_later(self.options.duration, self.shutdown, "duration") if self.options.duration else None
+        try:
+            await _first(pipes.output_ended, pipes.exited, self._stop.wait())
+            await self._end_process(transport, pipes)
+            self.session.end_of_output()
+            await self._close_channel(pump)
+        finally:
+            for handle in (timer, self._expiry):
+                if handle is not None:
+                    handle.cancel()
+            for task in (pump, watch):
+                if task is not None and not task.done():
+                    task.cancel()
+            leftovers = _leftovers.end_leftovers(transport.get_pid(), self.token)
+            self._leftovers.update(leftovers)
+            transport.close()
+        self.report.server["leftovers"] = len(self._leftovers)
+        await _leftovers.reap(leftovers)
+        self.session.finish_report()
+        return self.report
+
+    def _output(self, data: bytes) -> None:
+        self._received(self.session.receive(data))
+
+    def _send(self, data: bytes) -> None:
+        assert self._transport is not None
+        stdin = self._transport.get_pipe_transport(0)
+        if data and stdin is not None and not stdin.is_closing():
+            stdin.write(data)  # type: ignore[attr-defined]
+
     async def _end_process(self, transport: asyncio.SubprocessTransport, pipes: _ServerPipes) -> None:
         """Close stdin, wait, SIGTERM, wait, SIGKILL: the steps MCP's stdio transport names."""
         grace = self.options.grace
@@ -441,36 +493,12 @@ class ServerRelay:
             await _first(awaited, asyncio.sleep(grace), self._hurry.wait())
         return awaited.done()
 
-    async def _close_channel(self, pump: asyncio.Task[None]) -> None:
-        """Let the pump hand over what is queued (``grace`` at most for a stuck consumer), then finish."""
-        self._closing = True
-        self._ready.set()
-        if not pump.done() and not self._hurry.is_set():
-            await _first(pump, asyncio.sleep(self.options.grace), self._hurry.wait())
-        stuck = not pump.done()
-        if stuck:
-            pump.cancel()
-        if self.session.outbox:  # what the channel never took: a stuck or a departed consumer
-            self.session.abandon()
-        transport = getattr(self.writer, "transport", None)
-        if stuck and transport is not None:
-            getattr(self.writer, "abort", transport.abort)()
-            return
-        await self._finish_writer()
-
-    async def _finish_writer(self) -> None:
-        try:
-            self.writer.close()
-            await self.writer.wait_closed()
-        except (ConnectionError, OSError):
-            pass
-
 
 def exit_status(report: RelayReport) -> int:
     """The CLI's status for a report: 0 a clean end or a requested shutdown, 1 a failure, 2 no start."""
     server = report.server
-    if not server.get("started", False):
-        return 2
+    if not server.get("started", False):  # a command that cannot start is bad usage; a URL that cannot be reached is not
+        return 1 if server.get("transport") == "http" else 2
     reason = server.get("shutdown") or ""
     if reason in REQUESTED or reason.startswith("signal "):
         return 0

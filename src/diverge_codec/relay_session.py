@@ -270,6 +270,18 @@ class RelaySession:
             return b""
         return self._lines(self.lines.feed(data))
 
+    def receive_messages(self, messages: Sequence[bytes], too_large: int = 0) -> bytes:
+        """Read whole messages (an HTTP body, an SSE event's data), each as a stdio line is read:
+        the same frame, the same limits. ``too_large`` counts messages the transport skipped
+        as over ``max_line``. Returns the messages to send, each ending with a newline."""
+        if self.ended:
+            return b""
+        limit = self.lines.max_line
+        kept = [message for message in messages if len(message) <= limit and _content(message)]
+        self.lines.too_large += too_large + sum(len(message) > limit for message in messages)
+        self._settle_too_large()
+        return self._lines(kept)
+
     def end_of_output(self) -> None:
         """The server's output ended: read its last line; queue the Error frame if the channel may carry one."""
         if self.ended:

@@ -1,4 +1,4 @@
-"""``diverge-codec relay -- COMMAND [ARG...]``: relay a stdio MCP server's notifications as a channel.
+"""``diverge-codec relay -- COMMAND [ARG...]`` or ``relay --url URL``: relay an MCP server's notifications as a channel.
 
 A thin layer over ``diverge_codec.relay_process``: the options are ``RelayOptions``'
 fields, the output is the mcp-notifications channel as stream records (stdout, or
@@ -10,7 +10,8 @@ usage or a command that cannot start.
 On Linux the command makes itself a child subreaper, so whatever the server starts is its
 descendant until the end, even a daemon that left the server's process group and cleared
 its environment; at the end every such process is killed and reaped (``_leftovers``).
-POSIX only: on Windows the command refuses, exit 2.
+A command is POSIX only: on Windows the command refuses, exit 2. ``--url`` relays a remote
+server over Streamable HTTP (``relay_http``, the ``[http]`` extra) on any system.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ import sys
 from typing import Any
 
 from .. import _json, _leftovers
-from ..relay_process import RelayOptions, RelayUnsupported, ServerRelay, exit_status, open_writer
+from ..relay_process import ChannelRelay, RelayOptions, RelayUnsupported, ServerRelay, exit_status, open_writer
 from ..relay_session import (
-    DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, PROTOCOL_VERSION, SUPPORTED_VERSIONS,
+    DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, PROTOCOL_VERSION, SUPPORTED_VERSIONS, RelayReport,
 )
 from ._safe import UsageError, create_private
 
@@ -71,14 +72,9 @@ def _options(args: argparse.Namespace) -> RelayOptions:
 async def _run(command: list[str], out_fd: int, options: RelayOptions) -> tuple[dict[str, Any], int]:
     writer = await open_writer(out_fd)
     relay = ServerRelay(command, writer, options)
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, relay.shutdown, f"signal {signal.Signals(signum).name}")
     try:
-        report = await relay.run()
+        report = await _until_signalled(relay)
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(signum)
         adopted = _leftovers.end_children()  # orphans this subreaper adopted that no mark found
         await _leftovers.reap(adopted)
     if adopted:
@@ -86,19 +82,66 @@ async def _run(command: list[str], out_fd: int, options: RelayOptions) -> tuple[
     return report.as_dict(), exit_status(report)
 
 
+async def _run_http(url: str, headers: list[tuple[str, str]], out_fd: int, options: RelayOptions) -> tuple[dict[str, Any], int]:
+    from ..relay_http import HttpRelay  # only here: a stdio relay does not import the HTTP client
+
+    report = await _until_signalled(HttpRelay(url, await open_writer(out_fd), options, headers))
+    return report.as_dict(), exit_status(report)
+
+
+async def _until_signalled(relay: ChannelRelay) -> RelayReport:
+    """Run the relay with SIGINT/SIGTERM as its shutdown (where the loop has signal handlers)."""
+    loop = asyncio.get_running_loop()
+    handled = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(signum, relay.shutdown, f"signal {signal.Signals(signum).name}")
+            handled.append(signum)
+        except NotImplementedError:  # Windows' loop: Ctrl-C ends the process
+            pass
+    try:
+        return await relay.run()
+    finally:
+        for signum in handled:
+            loop.remove_signal_handler(signum)
+
+
+def _http_target(args: argparse.Namespace, command: list[str]) -> tuple[str, list[tuple[str, str]]]:
+    """The URL and headers of ``--url``, checked before anything starts (exit 2 on bad usage)."""
+    from ..relay_http import check_url, load_httpx, parse_header
+
+    if command:
+        raise UsageError("relay takes --url or a command after '--', not both")
+    try:
+        headers = [parse_header(text) for text in args.header]
+        url = check_url(args.url)
+        load_httpx()
+    except (ValueError, ImportError) as error:
+        raise UsageError(str(error)) from None
+    return url, headers
+
+
 def cmd_relay(args: argparse.Namespace) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        raise UsageError("relay needs the server's command after '--'")
-    if sys.platform == "win32":
-        raise UsageError("relay runs MCP servers on POSIX systems only (Linux, macOS); inspect and encode run everywhere")
+    if args.url is not None:
+        url, headers = _http_target(args, command)
+    elif args.header:
+        raise UsageError("--header is for --url")
+    elif not command:
+        raise UsageError("relay needs the server's command after '--', or --url")
+    elif sys.platform == "win32":
+        raise UsageError("relay runs MCP servers on POSIX systems only (Linux, macOS); "
+                         "--url, inspect and encode run everywhere")
     options = _options(args)
     out_fd = os.dup(sys.stdout.fileno()) if args.out in (None, "-") else create_private(args.out)
-    _leftovers.become_subreaper()
-    try:
-        report, status = asyncio.run(_run(command, out_fd, options))
-    except RelayUnsupported as error:
-        raise UsageError(str(error)) from None
+    if args.url is not None:
+        report, status = asyncio.run(_run_http(url, headers, out_fd, options))
+    else:
+        _leftovers.become_subreaper()
+        try:
+            report, status = asyncio.run(_run(command, out_fd, options))
+        except RelayUnsupported as error:
+            raise UsageError(str(error)) from None
     report["exit_status"] = status
     print(json.dumps(report, separators=(",", ":")), file=sys.stderr, flush=True)
     return status
@@ -106,15 +149,23 @@ def cmd_relay(args: argparse.Namespace) -> int:
 
 def register(commands: Any) -> None:
     relay = commands.add_parser(
-        "relay", help="relay a stdio MCP server's notifications as a mcp-notifications channel",
-        description="Start COMMAND as a stdio MCP server, do the MCP handshake, relay every notification it "
-                    "writes as the mcp-notifications channel (stream records) and print a JSON report on stderr.",
-        usage="diverge-codec relay [options] -- COMMAND [ARG...]",
+        "relay", help="relay an MCP server's notifications as a mcp-notifications channel",
+        description="Start COMMAND as a stdio MCP server (or reach one at --url over Streamable HTTP), do the MCP "
+                    "handshake, relay every notification it writes as the mcp-notifications channel (stream "
+                    "records) and print a JSON report on stderr.",
+        usage="diverge-codec relay [options] -- COMMAND [ARG...]\n       diverge-codec relay [options] --url URL "
+              "[--header 'NAME: VALUE' ...]",
         epilog="Exit status: 0 the server ended on its own with 0 or was shut down on request (SIGINT/SIGTERM, "
-               "--duration, --until-answered); 1 it failed, was killed or never answered initialize; 2 bad usage "
-               "or a command that cannot start. A second SIGINT/SIGTERM skips the grace.")
+               "--duration, --until-answered); 1 it failed, was killed, never answered initialize, could not be "
+               "reached or ended the session; 2 bad usage or a command that cannot start. A second SIGINT/SIGTERM "
+               "skips the grace.")
     relay.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]",
                        help="the server to start, after '--'")
+    relay.add_argument("--url", metavar="URL",
+                       help="relay the MCP server at this http(s) URL over Streamable HTTP instead of a command "
+                            "(needs the [http] extra)")
+    relay.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
+                       help="send this header with every request to --url (repeatable), e.g. 'Authorization: Bearer ...'")
     relay.add_argument("--out", metavar="FILE", help="write the channel here instead of stdout")
     relay.add_argument("--call", action="append", default=[], metavar="NAME=JSON",
                        help="call tool NAME with these arguments after the handshake (repeatable)")
