@@ -33,7 +33,7 @@ MIB = 1024 * 1024
 
 
 def _drop_share(server: list[str], consumer: str, outbox: int) -> float:
-    relay = [sys.executable, "-m", "diverge_codec", "relay", "--grace", "1", "--outbox-bytes", str(outbox),
+    relay = [sys.executable, "-m", "diverge_codec", "relay", "--grace", "1", "--until-answered", "--outbox-bytes", str(outbox),
              "--", *server]
     with subprocess.Popen(relay, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
         assert process.stdout is not None and process.stderr is not None

@@ -215,7 +215,7 @@ def test_windows_is_refused_plainly(monkeypatch, capsys):
         ServerRelay(["x"], None)  # type: ignore[arg-type]
     assert main(["relay", "--", "x"]) == 2
     assert capsys.readouterr().err == ("diverge-codec: relay runs MCP servers on POSIX systems only (Linux, macOS); "
-                                       "inspect and encode run everywhere\n")
+                                       "--url, inspect and encode run everywhere\n")
 
 
 def test_nothing_is_left_when_the_relay_ends_normally():

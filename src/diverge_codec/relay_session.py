@@ -64,8 +64,8 @@ MAX_RECORD_BYTES = 0xFFFFFFFF
 
 DEFAULT_OUTBOX_BYTES = 8 << 20
 """What a channel's outbox holds before it drops (one larger payload is always admitted alone):
-8 MiB, what a consumer that keeps up on average needs when it is descheduled (1 MiB dropped
-2.6% of a real replay under ``| cat``; README, "The relay")."""
+8 MiB, what a consumer that keeps up on average needs when it is descheduled (1 MiB dropped up
+to 21% of a real replay under ``| cat``, 8 MiB none: ``benchmarks/outbox_drops.py``, docs/relay.md)."""
 
 CLIENT_INFO = {"name": "diverge-codec-relay", "version": "1"}
 
