@@ -1,10 +1,15 @@
-"""Every Python block of README.md runs as pasted, on each core the install has, and shows what it says.
+"""Every Python block of README.md and of the docs pages (docs/*.md) runs as pasted, on each core the
+install has, and shows what it says.
 
 A block runs in a fresh interpreter from a scratch directory, as a user pasting it would
 run it. A block that imports ``diverge_codec.mcp_sdk`` needs the [mcp] extra and is skipped,
 saying so, where the SDK is not installed. A comment that starts with a bytes literal
 (``# b'\\x02'``), after an expression or on the line below it, is the expression's value:
 it is checked. The type checkers read the same blocks (``tests/test_typing.py``).
+
+The docs pages are read where ``docs/`` is beside ``tests/``, as in the repository; a copy of
+the tests with the README alone (``.ci/sanitize``, ``.ci/check-install``) runs the README's
+blocks, and the docs' count test says that it skipped.
 """
 
 from __future__ import annotations
@@ -20,15 +25,27 @@ from typing import Any
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 _BYTES_COMMENT = re.compile(r"#\s*(b'(?:[^'\\]|\\.)*')")
 
 
-def python_blocks() -> list[tuple[int, str]]:
-    """Each ```python block of the README, with the line its code starts on."""
-    text = README.read_text(encoding="utf-8")
+def documents() -> list[Path]:
+    """The README, then each docs page in Markdown (none where docs/ is not beside tests/)."""
+    return [README, *(sorted(DOCS.glob("*.md")) if DOCS.is_dir() else [])]
+
+
+def python_blocks(path: Path = README) -> list[tuple[int, str]]:
+    """Each ```python block of a Markdown file (the README by default), with the line its code starts on."""
+    text = path.read_text(encoding="utf-8")
     return [(text.count("\n", 0, match.start(1)) + 1, match.group(1)) for match in _BLOCK.finditer(text)]
+
+
+def all_python_blocks() -> list[tuple[str, int, str]]:
+    """(file, line, code) for each ```python block of the README and the docs pages; file is relative to the repository."""
+    return [(path.relative_to(ROOT).as_posix(), line, code) for path in documents() for line, code in python_blocks(path)]
 
 
 def needs_mcp(code: str) -> bool:
@@ -37,11 +54,11 @@ def needs_mcp(code: str) -> bool:
 
 def _block_params() -> list[Any]:
     params = []
-    for line, code in python_blocks():
+    for name, line, code in all_python_blocks():
         marks = ()
         if needs_mcp(code) and importlib.util.find_spec("mcp") is None:
             marks = (pytest.mark.skip(reason="the block uses the [mcp] extra, which is not installed"),)
-        params.append(pytest.param(code, marks=marks, id=f"README.md:{line}"))
+        params.append(pytest.param(code, marks=marks, id=f"{name}:{line}"))
     return params
 
 
@@ -53,7 +70,16 @@ def _cores() -> list[Any]:
 
 def test_the_readme_has_its_python_blocks() -> None:
     blocks = python_blocks()
-    assert len(blocks) >= 4
+    assert len(blocks) >= 1
+    assert all(code.strip() for _, code in blocks)
+
+
+def test_the_docs_have_their_python_blocks() -> None:
+    if not DOCS.is_dir():
+        pytest.skip("docs/ is not beside tests/ here (a copy of the tests with the README alone)")
+    blocks = [(name, code) for name, _, code in all_python_blocks() if name.startswith("docs/")]
+    pages = {name for name, _ in blocks}
+    assert {"docs/channels.md", "docs/sequences.md", "docs/proxy.md", "docs/mcp_sdk.md"} <= pages, pages
     assert all(code.strip() for _, code in blocks)
 
 
@@ -86,17 +112,19 @@ def shown_values(code: str) -> list[tuple[int, str, bytes]]:
     return found
 
 
-def test_the_bytes_the_readme_shows_are_what_the_code_gives() -> None:
-    checked = 0
-    for _, code in python_blocks():
+def test_the_bytes_the_readme_and_docs_show_are_what_the_code_gives() -> None:
+    checked: dict[str, int] = {}
+    for name, start, code in all_python_blocks():
         cases = shown_values(code)
         if not cases:
             continue
         if needs_mcp(code) and importlib.util.find_spec("mcp") is None:
             continue
         namespace: dict[str, Any] = {"__name__": "readme"}
-        exec(compile(code, str(README), "exec"), namespace)  # noqa: S102 - the README's own code
+        exec(compile(code, str(ROOT / name), "exec"), namespace)  # noqa: S102 - the README's and docs' own code
         for line, expression, shown in cases:
-            assert eval(expression, namespace) == shown, f"block line {line}: {expression}"  # noqa: S307
-            checked += 1
-    assert checked >= 8
+            assert eval(expression, namespace) == shown, f"{name}:{start + line - 1}: {expression}"  # noqa: S307
+            checked[name] = checked.get(name, 0) + 1
+    assert checked.get("README.md", 0) >= 4, checked
+    if DOCS.is_dir():
+        assert checked.get("docs/channels.md", 0) >= 8, checked
