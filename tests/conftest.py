@@ -9,11 +9,12 @@ compiled core fails them instead.
 
 from __future__ import annotations
 
+import fnmatch
 import gc
 import importlib
 import os
 import sys
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -117,6 +118,15 @@ def both_mn() -> tuple[ModuleType, ModuleType]:
     return load("mcp_notifications", "c"), load("mcp_notifications", "py")
 
 
+@pytest.fixture(params=IMPLEMENTATIONS)
+def stream_core(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's envelope reader (``cli._records``) over one implementation's RecordReader."""
+    from diverge_codec.cli import _records
+
+    module = load("stream", request.param)
+    monkeypatch.setattr(_records, "stream", SimpleNamespace(RecordReader=module.RecordReader))
+
+
 def assert_message(error: BaseException, message: str) -> None:
     """The exact message; on the stdlib JSON path, a parser's own phrase may differ, so only up to it."""
     from diverge_codec import _json
@@ -126,3 +136,32 @@ def assert_message(error: BaseException, message: str) -> None:
         assert str(error).startswith(prefix)
         return
     assert str(error) == message
+
+
+# The slow marker: `python -m pytest -m "not slow"` is the quick subset (no real servers or
+# processes, nothing over ~2 s). Marked here by file and name, so the test files stay as written.
+SLOW_FILES = (
+    "test_relay_*.py", "test_peers.py", "test_mcp_relay.py", "test_cli_streaming.py", "test_cli_hostile.py",
+    "test_install.py", "test_typing.py",
+)
+"""Files whose tests start real servers or processes."""
+SLOW_TESTS = frozenset({
+    "test_hostile.py::test_a_million_frames_leave_memory_flat",  # 8-15 s a core
+    "test_reentrancy.py::test_a_decode_inside_a_decode_gives_the_same_frames_on_both_cores",  # up to 2.4 s
+})
+"""Tests over ~2 s by ``--durations`` in other files, as file::function (every parameter)."""
+
+
+def is_slow(file_name: str, function: str) -> bool:
+    """Whether a test is left out of the quick subset: by its file's name, or by file::function."""
+    return any(fnmatch.fnmatchcase(file_name, pattern) for pattern in SLOW_FILES) or f"{file_name}::{function}" in SLOW_TESTS
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: real servers or processes, or over ~2 s; -m 'not slow' leaves them out")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if is_slow(item.path.name, getattr(item, "originalname", item.name)):
+            item.add_marker(pytest.mark.slow)

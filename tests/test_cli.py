@@ -80,7 +80,9 @@ def test_an_empty_capture_means_the_request_was_unreadable(tmp_path):
     path.write_bytes(b"")
     done = run("inspect", str(path), "--channel", "mcp-notifications")
     assert done.returncode == 0
-    assert b"the server could not read the request" in done.stdout
+    assert done.stdout.decode().splitlines()[-2:] == [
+        "frames: 0", "verdict: ok: a finish with nothing: the server could not read the request",
+    ]
 
 
 def test_a_truncated_stream_says_how_many_bytes_were_missing(tmp_path):
@@ -157,8 +159,12 @@ def test_bench_quick_prints_the_ratio_table():
     done = run("bench", "--quick")
     assert done.returncode == 0, done.stderr
     out = done.stdout.decode()
-    assert out.startswith("| implementation | case | against | ns | ratio | target |")
+    lines = out.splitlines()
+    assert lines[0] == "| implementation | case | against | ns | ratio | target | met |"
     assert "decode progress notification (~180 B)" in out and "| python |" in out
+    marked = [line.rsplit("|", 2)[1].strip() for line in lines[2:-1]]
+    assert marked.count("met") + marked.count("MISSED") == (8 if "| cython |" in out else 1)
+    assert lines[-1].startswith(f"targets: {marked.count('met')} met, {marked.count('MISSED')} missed")
 
 
 def test_the_console_script_is_the_same_tool():

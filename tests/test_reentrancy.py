@@ -33,6 +33,13 @@ READER_INIT_TWICE = "RecordReader.__init__ runs once: make a new reader instead 
 READER_NOT_READY = "RecordReader is not initialised: its __init__ did not run to the end"
 BUSY = ("RecordReader is in use: feed and close cannot run inside a feed or close of the same reader "
         "(from a callback, a hook or another thread)")
+REFUSED_RESIZE = pytest.mark.filterwarnings(
+    r"ignore:Exception ignored[\s\S]*BufferError. Existing exports of data. object cannot be re-sized"
+    ":pytest.PytestUnraisableExceptionWarning"
+)
+"""Expected where a GC callback resizes a bytearray the pure core holds a view of: the resize
+is refused (BufferError) inside the callback, where Python can only report it as unraisable.
+Only that report is silenced, and only in the tests that provoke it."""
 # What a call fired at an object mid-call may raise: a documented refusal, never anything else.
 ALLOWED = (SequenceError, DecodeError, StreamError, RuntimeError, TypeError, ValueError)
 
@@ -547,6 +554,7 @@ def test_a_feed_or_close_inside_a_feed_is_refused(impl, source):
     assert {str(error) for error in log} <= {BUSY, "feed after close: the stream has ended"}
 
 
+@REFUSED_RESIZE
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 def test_a_reader_buffer_changed_from_a_gc_callback_is_read_safely(impl):
     # The buffer is reachable (gc.get_referents): code that grows or shrinks it mid-feed must
@@ -651,6 +659,7 @@ def outcome(codec, payload):
         return type(error).__name__, str(error)
 
 
+@REFUSED_RESIZE
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 @pytest.mark.parametrize("channel, payload", DECODES)
 def test_a_bytearray_resized_from_a_gc_callback_mid_decode(impl, channel, payload):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import stat
 import sys
 from collections.abc import Iterator
 
@@ -20,34 +22,68 @@ def _cannot(verb: str, name: str, error: OSError) -> UsageError:
     return UsageError(f"cannot {verb} {escape(name)}: {error.strerror or type(error).__name__}")
 
 
-def chunks(name: str) -> Iterator[bytes]:
-    """A file, or standard input for ``-``, as the bytes chunks each read returns.
+class Input:
+    """A file, or standard input for ``-``, opened at once: a missing file or a directory is
+    refused before the command writes anything, not after its header.
 
-    One read at a time, at most ``CHUNK`` bytes: a pipe yields what has arrived, so
-    an endless input is processed as it comes and memory does not grow with it.
+    Iterating gives the bytes chunks each read returns, one read at a time, at most
+    ``CHUNK`` bytes: a pipe yields what has arrived, so an endless input is processed as
+    it comes and memory does not grow with it.
     """
-    if name == "-":
-        yield from _reads(sys.stdin.fileno(), name)
-        return
-    try:
-        fd = os.open(name, os.O_RDONLY | getattr(os, "O_BINARY", 0))  # Windows: no newline translation
-    except OSError as error:
-        raise _cannot("read", name, error) from None
-    try:
-        yield from _reads(fd, name)
-    finally:
-        os.close(fd)
 
-
-def _reads(fd: int, name: str) -> Iterator[bytes]:
-    while True:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._head = b""
+        self._owned = name != "-"
         try:
-            chunk = os.read(fd, CHUNK)
+            self._fd: int | None = (
+                os.open(name, os.O_RDONLY | getattr(os, "O_BINARY", 0)) if self._owned  # Windows: no newline translation
+                else sys.stdin.fileno()
+            )
+            mode = os.fstat(self._fd).st_mode
         except OSError as error:
+            self.close()
             raise _cannot("read", name, error) from None
-        if not chunk:
-            return
-        yield chunk
+        if stat.S_ISDIR(mode):  # POSIX opens a directory read-only; only its read fails
+            self.close()
+            raise _cannot("read", name, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)))
+        self.regular = stat.S_ISREG(mode)
+        """A regular file: its first bytes can be read before anything is written without waiting on a writer."""
+
+    def head(self) -> bytes:
+        """The first read's bytes, read now and given again by the iteration (a regular file's: a pipe's could wait)."""
+        if not self._head and self._fd is not None:
+            self._head = self._read()
+        return self._head
+
+    def _read(self) -> bytes:
+        assert self._fd is not None
+        try:
+            return os.read(self._fd, CHUNK)
+        except OSError as error:
+            raise _cannot("read", self.name, error) from None
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            if self._head:
+                yield self._head
+            while self._fd is not None and (chunk := self._read()):
+                yield chunk
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        fd, self._fd = getattr(self, "_fd", None), None
+        if fd is not None and self._owned:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def chunks(name: str) -> Iterator[bytes]:
+    """The bytes chunks of a file, or of standard input for ``-``; the file is opened (or refused) now."""
+    return iter(Input(name))
 
 
 def record_limit(text: str) -> int:

@@ -10,6 +10,7 @@ processed live. Reading stops at the first frame that decides the verdict, at
 from __future__ import annotations
 
 import argparse
+import shlex
 import signal
 import sys
 import threading
@@ -21,7 +22,7 @@ from .. import mcp_notifications, samples, stream, tools_begin
 from ..errors import DecodeError, RemoteProtocolError, StreamError
 from ..sequence import McpNotificationsChecker, State, ToolsBeginChecker
 from . import _records
-from ._common import CHANNELS, chunks, max_record_help, record_limit
+from ._common import CHANNELS, Input, max_record_help, record_limit
 from ._output import JsonLines, Progress, Text
 from ._records import Payload
 from ._safe import UsageError
@@ -108,13 +109,17 @@ class Session:
             state = checker.finish()
         except RemoteProtocolError as error:
             return _verdict(False, "violation", str(error), rule=getattr(error.rule, "name", str(error.rule)))
-        if state is State.UNREADABLE:
-            return _verdict(True, "unreadable", "the server could not read the request (a finish with nothing before it)")
+        if state is State.UNREADABLE:  # both channels: the protocol's meaning of a bare finish, not a broken rule
+            return _verdict(True, "unreadable", f"ok: {UNREADABLE}")
         if state is State.ENDED_WITH_ERROR:
             return _verdict(True, "error", "ok: ended with an error, then the finish")
         count = (f"{checker.periods} periods of activity" if isinstance(checker, ToolsBeginChecker)
                  else f"{checker.notifications} notifications")
         return _verdict(True, "finished", f"ok: finished after {count}")
+
+
+UNREADABLE = "a finish with nothing: the server could not read the request"
+"""An input with no frame (a 0-byte capture): valid, as the specification gives a bare finish this meaning."""
 
 
 def _verdict(valid: bool, kind: str, message: str, *, index: int | None = None, rule: str | None = None) -> dict[str, Any]:
@@ -173,20 +178,37 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     else:
         if args.channel is None:
             raise UsageError("--channel is required with a FILE")
+        source = Input(args.file)  # a missing file or a directory: refused before the header
+        if source.regular and _records.json_instead(source.head(), args.max_record, hex=args.hex):
+            raise UsageError(_json_hint(args.file, _records.HEX if args.hex else _records.RECORDS))
         reader = _records.hex_lines if args.hex else _records.envelope
-        runs = [(args.channel, args.file, reader(chunks(args.file), args.max_record))]
+        runs = [(args.channel, args.file, reader(source, args.max_record))]
     valid = True
     with _Signals() as signals:
-        for channel, source, batches in runs:
+        for channel, name, batches in runs:
             session = Session(channel, allow_late_error=args.allow_late_error)
-            output.begin(channel, source)
-            verdict = run_session(session, batches, output, signals, finished=not args.open, max_frames=args.max_frames,
-                                  progress=Progress.on_terminal(sys.stderr, sys.stdout))
-            output.end(channel, source, session.frames, verdict)
+            output.begin(channel, name)
+            try:
+                verdict = run_session(session, batches, output, signals, finished=not args.open, max_frames=args.max_frames,
+                                      progress=Progress.on_terminal(sys.stderr, sys.stdout))
+            except _records.NotRecords as error:  # a pipe: known at its first bytes, after the header
+                raise UsageError(_json_hint(name, error.expected)) from None
+            output.end(channel, name, session.frames, verdict)
             valid = valid and verdict["valid"]
             if signals.received:
                 return 128 + signals.received
     return 0 if valid else 1
+
+
+def _json_hint(name: str, expected: str) -> str:
+    """What to run on JSON text or JSON Lines (a capture of a server's lines): the relay replays it as the channel.
+
+    Names the input, never quotes its bytes (``main`` escapes the line).
+    """
+    what = "standard input" if name == "-" else name
+    path = "FILE" if name == "-" else shlex.quote(name)
+    return (f"{what} is JSON text or JSON Lines, not {expected}; to inspect a capture of a server's lines, run: "
+            f"diverge-codec relay -- cat {path} | diverge-codec inspect --channel mcp-notifications -")
 
 
 EPILOG = """\
@@ -210,6 +232,8 @@ examples:
   diverge-codec inspect capture.bin --channel tools-begin
   diverge-codec relay ... | diverge-codec inspect - --channel mcp-notifications --json
   diverge-codec inspect payloads.hex --channel mcp-notifications --hex --max-frames 100
+  diverge-codec relay -- cat server-lines.jsonl | diverge-codec inspect --channel mcp-notifications -
+      (a capture of a server's JSON Lines is replayed by the relay, not inspected as is)
 """
 
 
