@@ -10,7 +10,7 @@ timings do.
     python benchmarks/own_work_instructions.py --families [REPS]
 
 ``--families`` counts, per SDK family's capture, ``relay_frame``'s splice of each
-notification against ``orjson.loads`` + ``pop("jsonrpc")`` + ``orjson.dumps`` (the README's
+notification against ``orjson.loads`` + ``pop("jsonrpc")`` + ``orjson.dumps`` (docs/performance.md's
 per-family column; ``test_relay_families.py`` times the same two).
 """
 

@@ -14,7 +14,7 @@ import pytest
 
 import diverge_codec
 from diverge_codec import _implementation
-from diverge_codec.cli import main
+from diverge_codec.cli import doctor, main
 
 HIDE_COMPILED = """
 import sys
@@ -88,8 +88,10 @@ def test_doctor_on_a_pure_install_says_how_to_compile():
     assert run.returncode == 1
     out = run.stdout.splitlines()
     assert out[2] == "core:          python: the compiled core is not built in this install (diverge_codec._tools_begin_c is missing)"
-    assert out[4] == ("to compile:    install a C compiler and the Python headers, then: pip cache remove diverge_codec && "
-                      "pip install --force-reinstall --no-deps --no-binary diverge-codec diverge-codec")
+    source = doctor.source_of(doctor._direct_url())  # this install's own record, read by the test's process
+    where = "" if source is not None else " (the clone or sdist you installed from)"
+    assert out[4] == f"to compile:    install a C compiler and the Python headers, then{where}: {doctor.rebuild_command(source)}"
+    assert not out[4].endswith(" diverge-codec") and "--no-binary" not in out[4]  # never a name from an index
 
 
 @PYPY_ONLY

@@ -40,7 +40,7 @@ async def consume(reader: asyncio.StreamReader, *, chunk: int = 1 << 16) -> Cons
             frame = checker.payload(payload)
             if isinstance(frame, mcp_notifications.Notification):
                 consumed.notifications.append(frame.notification)
-                consumed.models.append(mcp_sdk.server_notification(frame, allow_custom=True))
+                consumed.models.append(mcp_sdk.server_notification(frame))
                 if frame.method not in mcp_sdk.MODELED_METHODS:
                     consumed.unknown_methods[frame.method] += 1
             else:

@@ -81,7 +81,7 @@ TARGETS: tuple[Target, ...] = (
 ``docs/bench_targets.md`` is its rendering (a test holds the two together).
 
 The compiled encode's is 1.45x, not the 1.30x this module had: the encode contract's
-walk (a refusal of what decode would not read back) raised its cost, and the README's
+walk (a refusal of what decode would not read back) raised its cost, and docs/performance.md's
 table moved the target with it later. A sequence check's is "well under 1" in words:
 checked here as under the time of decoding the same frames.
 """

@@ -8,7 +8,7 @@ reaps those that had become this process's children: a process that is a child
 subreaper (``become_subreaper``, what the command line does) adopts the orphans of its
 servers, so a process that cleared its environment and left the group is still its
 child and still ended (``end_children``). Where there is no ``/proc`` (macOS, the BSDs),
-only the group is ended: README, "The relay", says so.
+only the group is ended: docs/relay.md, "What is guaranteed", says so.
 
 This is the driver's floor: it reads ``/proc`` and sends signals; nothing below it does.
 """

@@ -1,7 +1,7 @@
 """Between this codec's frames and the MCP Python SDK's models (``pip install 'diverge-codec[mcp]'``).
 
 The codec keeps a notification as the server sent it; the SDK reads it into a typed
-model. The two differ, and the tests pin how (see the README's table):
+model. The two differ, and the tests pin how (see docs/mcp_sdk.md's table):
 
 - the SDK's ``ServerNotification`` union knows a fixed set of methods; rmcp's reads
   any other as ``CustomNotification``, and the protocol says such a notification

@@ -45,7 +45,7 @@ def _pyplot(path: str) -> Any:
 
 
 def plot(plt: Any, rows: list[dict[str, Any]], path: str) -> None:
-    """Bars of the ratios, a tick at each target the README's speed table sets, the baseline at 1."""
+    """Bars of the ratios, a tick at each target of _bench.TARGETS (docs/bench_targets.md), the baseline at 1."""
     rated = [row for row in rows if row["ratio"] is not None]
     cases = list(dict.fromkeys(row["case"] for row in rated))
     implementations = list(dict.fromkeys(row["implementation"] for row in rated))
@@ -85,7 +85,7 @@ def plot(plt: Any, rows: list[dict[str, Any]], path: str) -> None:
 EPILOG = """\
 Each case times a codec call and the bare JSON call it wraps, alternating, in the same
 run: a ratio of 1.00x is the same time as the baseline, lower is better. "target" is
-the case's target (docs/bench_targets.md, the README's speed table) and "met" says
+the case's target (_bench.TARGETS, rendered as docs/bench_targets.md) and "met" says
 whether this run met it (MISSED if not). Timings depend on the machine's load. Exit
 status 0 whatever the figures: a benchmark reports, it does not gate.
 

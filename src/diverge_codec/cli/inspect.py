@@ -216,7 +216,7 @@ output:
   text: a line a frame (index, tag, variant, size in bytes, summary), then the
   frame count and the verdict. --json: JSON Lines, one object a frame
   ({"type": "frame", ...}) then one summary object ({"type": "summary", "valid":
-  ..., "kind": ..., "message": ...}) per channel session; see the README.
+  ..., "kind": ..., "message": ...}) per channel session; see docs/cli.md.
 
 what is shown: secret names, modes and a notification's method, escaped so that
 no control character, escape sequence, newline or bidi override reaches the
