@@ -20,7 +20,7 @@ import math
 import os
 import re
 import sys
-import inspect
+from types import FrameType
 from typing import Any, Callable
 
 MAX_DEPTH = 1024
@@ -88,9 +88,19 @@ def depth_bound(text: str) -> int:
     return text.count("[") + text.count("{")
 
 
+def _stack_depth() -> int:
+    """Frames on this thread's stack (``len(inspect.stack(0))`` without importing inspect at start-up)."""
+    frame: FrameType | None = sys._getframe()
+    depth = 0
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    return depth
+
+
 def _allow_recursion_for(depth: int) -> None:
     """The stdlib scanner recurses once a level; let it reach orjson's limit (the limit only rises)."""
-    needed = depth + 200 + len(inspect.stack(0))
+    needed = depth + 200 + _stack_depth()
     if sys.getrecursionlimit() < needed:
         sys.setrecursionlimit(needed)
 

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import secrets
 import signal
 import stat
 import subprocess
@@ -398,7 +397,7 @@ class ServerRelay(ChannelRelay):
             raise RelayUnsupported("the relay runs MCP servers on POSIX systems only (Linux, macOS); the codec runs everywhere")
         super().__init__(writer, options)
         self.command: list[str] = list(command)
-        self.token: str = secrets.token_hex(8)
+        self.token: str = os.urandom(8).hex()  # not secrets.token_hex: the secrets module costs start-up
         """The mark in the server's environment (``_leftovers.MARK``) by which what it starts is found at the end."""
         self._transport: asyncio.SubprocessTransport | None = None
         self._leftovers: set[int] = set()  # the server's processes found alive once it had exited

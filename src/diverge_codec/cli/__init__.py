@@ -65,13 +65,27 @@ def _without_values(message: str) -> str:
     return re.sub(r"invalid choice: '.*?' \(", "invalid choice (", message, flags=re.S)
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: with ``argv`` naming a subcommand, that subcommand's alone.
+
+    Start-up is paid for what runs: ``relay`` does not import ``doctor``'s metadata reading or
+    ``bench``'s benchmark, nor they the event loop. Without a subcommand (``--help``, a
+    mistake) every one is registered, so the help lists them all.
+    """
     top = Parser(prog="diverge-codec", description=DESCRIPTION, epilog=EPILOG)
     top.add_argument("--version", action="version", version=f"diverge-codec {__version__} ({IMPLEMENTATION})")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in SUBCOMMANDS:
+    chosen = _subcommand(argv)
+    for name in (chosen,) if chosen is not None else SUBCOMMANDS:
         importlib.import_module(f"{__name__}.{name}").register(commands)
     return top
+
+
+def _subcommand(argv: list[str] | None) -> str | None:
+    """The subcommand ``argv`` names (its first word that is no option), if it is one."""
+    words = sys.argv[1:] if argv is None else argv
+    first = next((word for word in words if not word.startswith("-")), None)
+    return first if first in SUBCOMMANDS else None
 
 
 def _say(text: str) -> None:
@@ -98,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     try:
-        args = parser().parse_args(argv)
+        args = parser(argv).parse_args(argv)
         return int(args.run(args))
     except UsageError as error:
         _say(escape(str(error)))
