@@ -371,3 +371,13 @@ def test_only_json_whitespace_makes_a_line_blank():
     session = RelaySession()
     session.receive(b"\x0b\n \t\n")
     assert (session.report.seen, session.report.dropped["invalid"]) == (1, 1)
+
+
+@given(st.lists(_MESSAGES, max_size=30))
+def test_a_chunk_of_lines_is_read_as_the_same_lines_one_by_one(mn, messages):
+    """Refused lines taken out of a chunk's one framing pass: the same queue and report as line by line."""
+    whole, single = (RelaySession(max_line=200, outbox_bytes=1 << 20, frame=mn.splice_notification) for _ in range(2))
+    replies = whole.receive(b"".join(message for _, message in messages))
+    assert replies == b"".join(single.receive(message) for _, message in messages)
+    assert whole.outbox.take(1 << 20) == single.outbox.take(1 << 20)
+    assert whole.finish_report().as_dict() == single.finish_report().as_dict()

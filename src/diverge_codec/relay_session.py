@@ -352,12 +352,10 @@ class RelaySession:
             self.report.seen += new
 
     def _lines(self, lines: list[bytes]) -> bytes:
-        try:  # the common case, no line refused: the lines framed in one pass, runs of notifications queued whole
-            framed: list[bytes | None] | None = list(map(self.frame, lines))
-        except DecodeError:
-            framed = None
-        if framed is None:
-            return self._each_line(lines, None)
+        # The lines framed in one pass (runs of notifications then queued whole); a refused line
+        # is counted and taken out, and the pass goes on after it, so one bad line does not send
+        # its whole chunk down a line-by-line path.
+        framed, lines = self._frame_all(lines)
         replies: list[bytes] = []
         limit, at, last = self.record_limit, 0, len(framed)
         framed.append(None)  # a sentinel: index() finds the next answer, or this, in C
@@ -365,7 +363,7 @@ class RelaySession:
             answer = framed.index(None, at)
             run = framed[at:answer]
             if run and max(map(len, run)) > limit:  # type: ignore[arg-type]  # index() ruled out None
-                replies.append(self._each_line(lines[at:answer], run))
+                self._offer_within_limit(run)  # type: ignore[arg-type]  # index() ruled out None
             elif run:
                 self._offer(run)  # type: ignore[arg-type]
             if answer == last:
@@ -373,33 +371,41 @@ class RelaySession:
             self._message(lines[answer], replies)
             at = answer + 1
 
-    def _each_line(self, lines: list[bytes], framed: list[bytes | None] | None) -> bytes:
-        """Line by line, in order: the answers and refusals among the notifications (framed already, if given)."""
-        report, frame, limit = self.report, self.frame, self.record_limit
-        replies: list[bytes] = []
-        payloads: list[bytes] = []
-        keep = payloads.append
-        for index, line in enumerate(lines):
-            if framed is not None:
-                payload = framed[index]
-            else:
-                try:
-                    payload = frame(line)
-                except DecodeError:
-                    report.seen += 1
-                    report.dropped["invalid"] += 1
-                    continue
-            if payload is None:
-                if payloads:  # what came before an answer is queued before the answer is acted on
-                    self._offer(payloads)
-                self._message(line, replies)
-            elif len(payload) > limit:  # re-serialized longer than the line (1e5 -> 100000.0)
-                report.seen += 1
-                report.dropped["too_large"] += 1
-            else:
-                keep(payload)
-        self._offer(payloads)
-        return b"".join(replies)
+    def _frame_all(self, lines: list[bytes]) -> tuple[list[bytes | None], list[bytes]]:
+        """Each line framed (None: no notification), and the lines, both without the refused ones (counted).
+
+        ``lines`` is the caller's own list, which this changes."""
+        framed: list[bytes | None] = []
+        refused: list[int] = []
+        pending = iter(lines)
+        while True:
+            done = len(framed)
+            try:
+                framed.extend(map(self.frame, pending))
+                break
+            except DecodeError:
+                failed = len(lines) - operator.length_hint(pending) - 1  # the line map was framing
+            if len(framed) != failed:  # extend kept no partial result: frame the good lines again
+                del framed[done:]
+                framed.extend(map(self.frame, lines[done:failed]))  # framed[i] stands for lines[i]
+            refused.append(failed)
+            framed.append(None)  # a placeholder, taken out below with its line
+        if not refused:
+            return framed, lines
+        self.report.seen += len(refused)
+        self.report.dropped["invalid"] += len(refused)
+        for index in reversed(refused):  # a memmove each, in C: refusals are few
+            del framed[index], lines[index]
+        return framed, lines
+
+    def _offer_within_limit(self, run: list[bytes]) -> None:
+        """A run of payloads some of which are over the record limit (re-serialized longer than their
+        line: 1e5 -> 100000.0): those counted too large, the others queued in order."""
+        limit = self.record_limit
+        kept = [payload for payload in run if len(payload) <= limit]
+        self.report.seen += len(run) - len(kept)
+        self.report.dropped["too_large"] += len(run) - len(kept)
+        self._offer(kept)
 
     def _offer(self, payloads: list[bytes]) -> None:
         self.report.seen += len(payloads)
