@@ -8,7 +8,9 @@ the steps themselves.
 
 The workflows themselves are pinned too, read line by line (PyYAML is not a test dependency):
 least-privilege permissions, every action at a full commit SHA, no persisted credentials, and
-every compiled-build source in the wheel workflow's trigger paths.
+every compiled-build source in the wheel workflow's trigger paths. The s390x job, which builds
+and tests under QEMU with what its step's ``CIBW_*`` variables add to ``[tool.cibuildwheel]``,
+is resolved as cibuildwheel resolves it, and the wheel's size bound is one figure everywhere.
 """
 
 from __future__ import annotations
@@ -255,3 +257,73 @@ def test_the_wheel_workflow_runs_the_cibuildwheel_ci_checks_the_configuration_wi
     pins = {re.search(r"cibuildwheel==([\w.]+)", (ROOT / where).read_text()).group(1)  # type: ignore[union-attr]
             for where in (".github/workflows/wheels.yml", ".ci/run")}
     assert len(pins) == 1, pins
+
+
+# ---- the s390x job, under QEMU -------------------------------------------------
+
+
+def job_lines(name: str, job: str) -> list[str]:
+    """The lines of one job of a workflow, from its ``  job:`` line to the next job's."""
+    lines = (WORKFLOWS / name).read_text().splitlines()
+    start = lines.index(f"  {job}:")
+    end = next((i for i in range(start + 1, len(lines)) if re.fullmatch(r"  [\w-]+:\s*", lines[i])), len(lines))
+    return lines[start:end]
+
+
+def emulated_environment() -> dict[str, str]:
+    """The ``env:`` of the emulated job's cibuildwheel step: what it adds to pyproject's options."""
+    lines = job_lines("wheels.yml", "emulated")
+    run = next(i for i, line in enumerate(lines) if line.strip() == "run: python -m cibuildwheel --output-dir wheelhouse")
+    env = next(i for i in range(run, len(lines)) if lines[i].strip() == "env:")
+    return {key: value.strip('"') for key, value in _mapping(lines, env).items()}
+
+
+@needs_workflows
+def test_the_emulated_job_sets_up_qemu_for_s390x_and_publishing_waits_for_it():
+    lines = job_lines("wheels.yml", "emulated")
+    qemu = next(i for i, line in enumerate(lines) if "uses: docker/setup-qemu-action@" in line)
+    assert _mapping(lines, qemu + 1) == {"platforms": "s390x"}
+    assert emulated_environment()["CIBW_ARCHS_LINUX"] == "s390x"
+    assert any(re.fullmatch(r"\s*name: wheels-linux-s390x", line) for line in lines)  # its own artifact
+    needs = next(line for line in job_lines("wheels.yml", "publish") if line.strip().startswith("needs:"))
+    assert "emulated" in needs and "wheels" in needs and "sdist-and-pure-wheel" in needs
+
+
+@needs_workflows
+def test_the_emulated_job_runs_the_checks_of_check_platforms():
+    command = emulated_environment()["CIBW_TEST_COMMAND"]
+    assert command == "bash {project}/.ci/check-platforms --installed"
+    script = (ROOT / ".ci" / "check-platforms").read_text()
+    tier = re.search(r"^CODEC_TESTS=\(([^)]*)\)", script, re.MULTILINE)
+    assert tier, "check-platforms names its codec tier in CODEC_TESTS=(...)"
+    for name in tier.group(1).split():
+        assert (ROOT / "tests" / name).is_file(), name
+
+
+@needs_cibuildwheel
+@needs_workflows
+def test_the_emulated_job_resolves_to_every_cpython_on_manylinux_s390x_tested_with_orjson_wheels():
+    args = dataclasses.replace(CommandLineArguments.defaults(), platform="linux", package_dir=ROOT)
+    resolved = compute_options("linux", args, emulated_environment())  # type: ignore[arg-type]
+    found = get_build_identifiers(ALL_PLATFORM_MODULES["linux"], resolved.globals.build_selector,
+                                  resolved.globals.architectures)
+    # musllinux_s390x is left out: orjson has no wheel for it.
+    assert sorted(found) == [f"{version}-manylinux_s390x" for version in VERSIONS]
+    for identifier in found:
+        build = resolved.build_options(identifier)
+        assert build.environment.as_dictionary(prev_environment={}) == {"DIVERGE_CODEC_REQUIRE_EXTENSION": "1"}
+        assert build.test_environment.as_dictionary(prev_environment={}) == {
+            "PIP_ONLY_BINARY": "orjson", "CHECK_PLATFORMS_FUZZ_SECONDS": "30"}
+        test_command = expanded(build.test_command)
+        assert test_command == f"bash {ROOT}/.ci/check-platforms --installed"
+        assert not PLACEHOLDER.search(test_command)
+        for path in paths_in(test_command):
+            assert path.exists(), path
+        assert build.test_extras == "[test]"
+
+
+@needs_workflows
+def test_the_wheel_size_bound_is_300000_bytes_in_the_workflow_and_check_wheel():
+    workflow = (WORKFLOWS / "wheels.yml").read_text()
+    assert "-size +300000c" in workflow
+    assert re.search(r"^max_bytes=\$\{MAX_BYTES:-300000\}$", (ROOT / ".ci" / "check-wheel").read_text(), re.MULTILINE)
