@@ -7,10 +7,34 @@ payload ever reaches an exception: not its message, args, attributes or chain.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:  # errors imports nothing of the package but the leaf _protocol
     from ._protocol import Rule
+
+_E = TypeVar("_E", bound=BaseException)
+
+
+def _public(module: str, name: str) -> Callable[[type[_E]], type[_E]]:
+    """Show a class under the public name it is caught by: ``module.name``.
+
+    The channel modules export ``tools_begin.EmptyFrameError`` and the like as these
+    classes; with their name and place set to that, a repr, a traceback and the docs
+    name the public class, and pickle finds it there (the same object). Only strings are
+    set: errors still imports nothing of the package.
+    """
+
+    def named(cls: type[_E]) -> type[_E]:
+        cls.__name__ = cls.__qualname__ = name
+        cls.__module__ = module
+        return cls
+
+    return named
+
+
+_TOOLS_BEGIN = "diverge_codec.tools_begin"
+_MCP_NOTIFICATIONS = "diverge_codec.mcp_notifications"
 
 
 class _Rebuilt:
@@ -105,30 +129,36 @@ class _DidNotParse(_Rebuilt):
 # tools-begin ---------------------------------------------------------------
 
 
+@_public(_TOOLS_BEGIN, "FrameError")
 class ToolsBeginFrameError(DecodeError):
     """A tools-begin response frame that could not be read."""
 
 
+@_public(_TOOLS_BEGIN, "EmptyFrameError")
 class ToolsBeginEmptyFrameError(_Empty, ToolsBeginFrameError):
     channel = "tools begin"
 
 
+@_public(_TOOLS_BEGIN, "UnknownTagError")
 class ToolsBeginUnknownTagError(_UnknownTag, ToolsBeginFrameError):
     channel = "tools begin"
 
 
+@_public(_TOOLS_BEGIN, "BegunParseError")
 class ToolsBeginBegunParseError(_DidNotParse, ToolsBeginFrameError):
     """What the program declared did not parse."""
 
     prefix = "tools begin registration did not parse"
 
 
+@_public(_TOOLS_BEGIN, "ErrorParseError")
 class ToolsBeginErrorParseError(_DidNotParse, ToolsBeginFrameError):
     """The error did not parse."""
 
     prefix = "tools begin error did not parse"
 
 
+@_public(_TOOLS_BEGIN, "InactiveParseError")
 class ToolsBeginInactiveParseError(_DidNotParse, ToolsBeginFrameError):
     """The rotating secrets did not parse; the reason quotes no value."""
 
@@ -138,28 +168,34 @@ class ToolsBeginInactiveParseError(_DidNotParse, ToolsBeginFrameError):
 # mcp-notifications ---------------------------------------------------------
 
 
+@_public(_MCP_NOTIFICATIONS, "FrameError")
 class McpNotificationsFrameError(DecodeError):
     """An mcp-notifications channel response frame that could not be read."""
 
 
+@_public(_MCP_NOTIFICATIONS, "EmptyFrameError")
 class McpNotificationsEmptyFrameError(_Empty, McpNotificationsFrameError):
     channel = "mcp notifications"
 
 
+@_public(_MCP_NOTIFICATIONS, "UnknownTagError")
 class McpNotificationsUnknownTagError(_UnknownTag, McpNotificationsFrameError):
     channel = "mcp notifications"
 
 
+@_public(_MCP_NOTIFICATIONS, "BodyParseError")
 class McpNotificationsBodyParseError(_DidNotParse, McpNotificationsFrameError):
     """A body that did not parse; the subclass says which variant's."""
 
     prefix = "mcp notifications response frame did not parse"
 
 
+@_public(_MCP_NOTIFICATIONS, "NotificationParseError")
 class McpNotificationsNotificationParseError(McpNotificationsBodyParseError):
     """A Notification's body did not parse."""
 
 
+@_public(_MCP_NOTIFICATIONS, "ErrorParseError")
 class McpNotificationsErrorParseError(McpNotificationsBodyParseError):
     """An Error's body (ErrorData) did not parse."""
 
