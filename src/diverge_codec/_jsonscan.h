@@ -170,11 +170,11 @@ static DC_ALWAYS_INLINE uint64_t dc_special64(const unsigned char *at) {
 /* What the strings of a long array have read ahead, for the next one: the flagged bytes of three
  * 64-byte blocks from start. The next string's end is then a shift and a count on bits already
  * there, not a load and a compare after the last string's end: in a long list of strings that
- * chain, not the work, sets the pace (64 KB of log lines: 9.7 -> 5.8 us). The window only slides
- * forward, one block per step at most, with no branch on whether it slides: as a branch it
- * mispredicted on about a third of those strings (cachegrind), and was slower than no window.
+ * chain, not the work, sets the pace. The window only slides forward, one block per step at
+ * most, with no branch on whether it slides: as a branch it mispredicted too often to pay.
  * Only an array's strings after its first use it: for a document's other strings (keys, and
- * values spread among other values) keeping it up cost more than it saved (items +11%). */
+ * values spread among other values) keeping it up costs more than it saves. The figures:
+ * docs/internals.md. */
 typedef struct {
     size_t start;       /* a multiple of 64; DC_WINDOW_EMPTY before the first read */
     uint64_t bits[3];   /* blocks start, start + 64, start + 128 */

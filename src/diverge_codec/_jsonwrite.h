@@ -1,21 +1,21 @@
 /* A JSON writer for the common case of a frame's body, so that a payload is written once:
-   the tag byte first, then the body, into one buffer that becomes the payload (or is
-   appended to the caller's bytearray in one step).
-
-   It writes exactly what orjson.dumps (and the stdlib fallback, _json._stdlib_write)
-   writes for the values it takes: exact dict with exact str keys, exact list, exact str
-   without surrogates, exact int in [-2**63, 2**64), bool and None, nested at most 254
-   levels. It takes nothing else: a float, a subclass, any other type or value, or no
-   memory, and it answers 0 with no exception set, and the caller writes the body the
-   old way (the backend, with the contract's checks and messages). The tests hold it to
-   orjson byte for byte.
-
-   Memory safety: it reads borrowed references only while nothing can run Python code.
-   It compares exact types by pointer, converts ints with PyLong_As* (no allocation on
-   an exact int), and allocates only with PyMem_* (no GC object, so no collection, no
-   callback, no finalizer); no hash, no comparison, no call. So no container can change
-   under it. A free-threaded build (another thread could change a container) takes
-   nothing: it answers 0. */
+ * the tag byte first, then the body, into one buffer that becomes the payload (or is
+ * appended to the caller's bytearray in one step).
+ *
+ * It writes exactly what orjson.dumps (and the stdlib fallback, _json._stdlib_write)
+ * writes for the values it takes: exact dict with exact str keys, exact list, exact str
+ * without surrogates, exact int in [-2**63, 2**64), bool and None, nested at most 254
+ * levels. It takes nothing else: a float, a subclass, any other type or value, or no
+ * memory, and it answers 0 with no exception set, and the caller writes the body the
+ * old way (the backend, with the contract's checks and messages). The tests hold it to
+ * orjson byte for byte.
+ *
+ * Memory safety: it reads borrowed references only while nothing can run Python code.
+ * It compares exact types by pointer, converts ints with PyLong_As* (no allocation on
+ * an exact int), and allocates only with PyMem_* (no GC object, so no collection, no
+ * callback, no finalizer); no hash, no comparison, no call. So no container can change
+ * under it. A free-threaded build (another thread could change a container) takes
+ * nothing: it answers 0. */
 
 #ifndef DIVERGE_CODEC_JSONWRITE_H
 #define DIVERGE_CODEC_JSONWRITE_H
@@ -24,22 +24,22 @@
 #include <string.h>
 
 #define DC_WRITE_LOCAL 1024
-#define DC_WRITE_MAX_DEPTH 254 /* _json.ENCODE_MAX_DEPTH, orjson's writing limit */
+#define DC_WRITE_MAX_DEPTH 254  /* _json.ENCODE_MAX_DEPTH, orjson's writing limit */
 
 typedef struct {
-    char* data;
+    char *data;
     Py_ssize_t size;
     Py_ssize_t capacity;
     char local[DC_WRITE_LOCAL];
 } dc_writer;
 
-static inline void dc_writer_init(dc_writer* w) {
+static inline void dc_writer_init(dc_writer *w) {
     w->data = w->local;
     w->size = 0;
     w->capacity = DC_WRITE_LOCAL;
 }
 
-static inline void dc_writer_free(dc_writer* w) {
+static inline void dc_writer_free(dc_writer *w) {
     if (w->data != w->local) PyMem_Free(w->data);
     w->data = w->local;
     w->size = 0;
@@ -47,19 +47,19 @@ static inline void dc_writer_free(dc_writer* w) {
 }
 
 /* Room for more bytes after size; 0 where there is no memory (no exception left set). */
-static int dc_writer_grow(dc_writer* w, Py_ssize_t more) {
+static int dc_writer_grow(dc_writer *w, Py_ssize_t more) {
     if (more > PY_SSIZE_T_MAX / 2 - w->size) return 0;
     Py_ssize_t capacity = w->capacity * 2;
     if (capacity < w->size + more) capacity = w->size + more;
-    char* data;
+    char *data;
     if (w->data == w->local) {
-        data = (char*)PyMem_Malloc((size_t)capacity);
+        data = (char *)PyMem_Malloc((size_t)capacity);
         if (data != NULL) memcpy(data, w->local, (size_t)w->size);
     } else {
-        data = (char*)PyMem_Realloc(w->data, (size_t)capacity);
+        data = (char *)PyMem_Realloc(w->data, (size_t)capacity);
     }
     if (data == NULL) {
-        PyErr_Clear(); /* PyMem_* set no exception, but keep the promise whatever the allocator */
+        PyErr_Clear();  /* PyMem_* set no exception, but keep the promise whatever the allocator */
         return 0;
     }
     w->data = data;
@@ -67,7 +67,7 @@ static int dc_writer_grow(dc_writer* w, Py_ssize_t more) {
     return 1;
 }
 
-static inline int dc_writer_reserve(dc_writer* w, Py_ssize_t more) {
+static inline int dc_writer_reserve(dc_writer *w, Py_ssize_t more) {
     return w->capacity - w->size >= more || dc_writer_grow(w, more);
 }
 
@@ -84,7 +84,7 @@ static const char dc_escapes[128] = {
 };
 
 /* An ASCII character, escaped where JSON needs it; room for 6 bytes reserved. */
-static inline char* dc_put_ascii(char* out, unsigned char c) {
+static inline char *dc_put_ascii(char *out, unsigned char c) {
     char escape = dc_escapes[c];
     if (!escape) {
         *out++ = (char)c;
@@ -106,7 +106,7 @@ static inline char* dc_put_ascii(char* out, unsigned char c) {
 #define DC_WORDS 1
 #include <stdint.h>
 /* A bit set in the byte of each of 8 ASCII bytes that JSON escapes (below 0x20, '"', '\\'):
-   exact in the lowest such byte, which is all the caller reads. */
+ * exact in the lowest such byte, which is all the caller reads. */
 static inline uint64_t dc_escapes_in(uint64_t x) {
     const uint64_t ones = 0x0101010101010101ULL;
     uint64_t quote = x ^ (ones * '"'), backslash = x ^ (ones * '\\');
@@ -116,19 +116,19 @@ static inline uint64_t dc_escapes_in(uint64_t x) {
 #define DC_WORDS 0
 #endif
 
-static int dc_write_str(dc_writer* w, PyObject* text) {
+static int dc_write_str(dc_writer *w, PyObject *text) {
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     if (PyUnicode_IS_ASCII(text)) {
-        const unsigned char* data = PyUnicode_1BYTE_DATA(text);
+        const unsigned char *data = PyUnicode_1BYTE_DATA(text);
         if (!dc_writer_reserve(w, length + 2)) return 0;
-        char* out = w->data + w->size;
+        char *out = w->data + w->size;
         *out++ = '"';
         Py_ssize_t index = 0;
         for (;;) {
             int escape = 0;
 #if DC_WORDS
             /* 8 bytes at a time, stored whole before they are checked: where one needs an
-               escape, out moves only past the bytes before it, which overwrites the rest. */
+             * escape, out moves only past the bytes before it, which overwrites the rest. */
             while (index + 8 <= length) {
                 uint64_t word;
                 memcpy(&word, data + index, 8);
@@ -159,9 +159,9 @@ static int dc_write_str(dc_writer* w, PyObject* text) {
         return 1;
     }
     int kind = PyUnicode_KIND(text);
-    const void* data = PyUnicode_DATA(text);
+    const void *data = PyUnicode_DATA(text);
     if (length > (PY_SSIZE_T_MAX - 2) / 6 || !dc_writer_reserve(w, length * 6 + 2)) return 0;
-    char* out = w->data + w->size;
+    char *out = w->data + w->size;
     *out++ = '"';
     for (Py_ssize_t index = 0; index < length; index++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, index);
@@ -171,7 +171,7 @@ static int dc_write_str(dc_writer* w, PyObject* text) {
             *out++ = (char)(0xC0 | (c >> 6));
             *out++ = (char)(0x80 | (c & 0x3F));
         } else if (c < 0x10000) {
-            if (c >= 0xD800 && c <= 0xDFFF) return 0; /* a lone surrogate: the backend refuses it */
+            if (c >= 0xD800 && c <= 0xDFFF) return 0;  /* a lone surrogate: the backend refuses it */
             *out++ = (char)(0xE0 | (c >> 12));
             *out++ = (char)(0x80 | ((c >> 6) & 0x3F));
             *out++ = (char)(0x80 | (c & 0x3F));
@@ -187,24 +187,26 @@ static int dc_write_str(dc_writer* w, PyObject* text) {
     return 1;
 }
 
-static int dc_write_int(dc_writer* w, PyObject* value) {
+static int dc_write_int(dc_writer *w, PyObject *value) {
     int overflow = 0;
     unsigned long long magnitude;
     int negative = 0;
     long long signed_value;
 #if PY_VERSION_HEX >= 0x030C0000
-    if (PyUnstable_Long_IsCompact((PyLongObject*)value))
-        signed_value = (long long)PyUnstable_Long_CompactValue((PyLongObject*)value);
-    else
+    if (PyUnstable_Long_IsCompact((PyLongObject *)value)) {
+        signed_value = (long long)PyUnstable_Long_CompactValue((PyLongObject *)value);
+    } else {
         signed_value = PyLong_AsLongLongAndOverflow(value, &overflow);
+    }
 #else
     Py_ssize_t size = Py_SIZE(value);  /* one digit or none: the value is the digit, signed */
-    if (size == 0)
+    if (size == 0) {
         signed_value = 0;
-    else if (size == 1 || size == -1)
-        signed_value = (long long)size * (long long)((PyLongObject*)value)->ob_digit[0];
-    else
+    } else if (size == 1 || size == -1) {
+        signed_value = (long long)size * (long long)((PyLongObject *)value)->ob_digit[0];
+    } else {
         signed_value = PyLong_AsLongLongAndOverflow(value, &overflow);
+    }
 #endif
     if (overflow == 0) {
         if (signed_value < 0) {
@@ -217,7 +219,7 @@ static int dc_write_int(dc_writer* w, PyObject* value) {
         magnitude = PyLong_AsUnsignedLongLong(value);
         if (magnitude == (unsigned long long)-1 && PyErr_Occurred()) {
             PyErr_Clear();
-            return 0; /* past 2**64: the backend refuses it */
+            return 0;  /* past 2**64: the backend refuses it */
         }
     } else {
         return 0;
@@ -229,35 +231,35 @@ static int dc_write_int(dc_writer* w, PyObject* value) {
         digits[count++] = (char)('0' + magnitude % 10);
         magnitude /= 10;
     } while (magnitude);
-    char* out = w->data + w->size;
+    char *out = w->data + w->size;
     if (negative) *out++ = '-';
     while (count) *out++ = digits[--count];
     w->size = out - w->data;
     return 1;
 }
 
-static inline int dc_write_raw(dc_writer* w, const char* text, Py_ssize_t size) {
+static inline int dc_write_raw(dc_writer *w, const char *text, Py_ssize_t size) {
     if (!dc_writer_reserve(w, size)) return 0;
     memcpy(w->data + w->size, text, (size_t)size);
     w->size += size;
     return 1;
 }
 
-static int dc_write_value(dc_writer* w, PyObject* value, int depth);
+static int dc_write_value(dc_writer *w, PyObject *value, int depth);
 
 /* Whether a str (exact) is the ASCII name of size bytes. */
-static inline int dc_str_is(PyObject* text, const char* name, Py_ssize_t size) {
+static inline int dc_str_is(PyObject *text, const char *name, Py_ssize_t size) {
     return PyUnicode_GET_LENGTH(text) == size && PyUnicode_IS_ASCII(text) &&
            memcmp(PyUnicode_1BYTE_DATA(text), name, (size_t)size) == 0;
 }
 
 /* The members' checks a notification's body must pass (its params may have changed since it was
-   made): DC_CHECK_BODY for the notification, whose params must be null or an object;
-   DC_CHECK_PARAMS for that object, whose _meta must be null or an object. A body that fails is
-   left to the caller (0), which words the refusal. */
+ * made): DC_CHECK_BODY for the notification, whose params must be null or an object;
+ * DC_CHECK_PARAMS for that object, whose _meta must be null or an object. A body that fails is
+ * left to the caller (0), which words the refusal. */
 enum { DC_CHECK_NONE, DC_CHECK_BODY, DC_CHECK_PARAMS };
 
-static int dc_write_dict(dc_writer* w, PyObject* dict, int depth, int check) {
+static int dc_write_dict(dc_writer *w, PyObject *dict, int depth, int check) {
     Py_ssize_t position = 0;
     PyObject *key, *item;
     if (!dc_write_raw(w, "{", 1)) return 0;
@@ -279,7 +281,7 @@ static int dc_write_dict(dc_writer* w, PyObject* dict, int depth, int check) {
     return dc_write_raw(w, "}", 1);
 }
 
-static int dc_write_container(dc_writer* w, PyObject* container, int depth) {
+static int dc_write_container(dc_writer *w, PyObject *container, int depth) {
     if (depth > DC_WRITE_MAX_DEPTH) return 0;
     if (Py_TYPE(container) == &PyDict_Type) return dc_write_dict(w, container, depth, DC_CHECK_NONE);
     if (!dc_write_raw(w, "[", 1)) return 0;
@@ -291,76 +293,77 @@ static int dc_write_container(dc_writer* w, PyObject* container, int depth) {
 }
 
 /* value inside a container at depth (0: the body itself). */
-static int dc_write_value(dc_writer* w, PyObject* value, int depth) {
-    PyTypeObject* kind = Py_TYPE(value);
+static int dc_write_value(dc_writer *w, PyObject *value, int depth) {
+    PyTypeObject *kind = Py_TYPE(value);
     if (kind == &PyUnicode_Type) return dc_write_str(w, value);
     if (kind == &PyLong_Type) return dc_write_int(w, value);
     if (kind == &PyDict_Type || kind == &PyList_Type) return dc_write_container(w, value, depth + 1);
     if (value == Py_None) return dc_write_raw(w, "null", 4);
     if (value == Py_True) return dc_write_raw(w, "true", 4);
     if (value == Py_False) return dc_write_raw(w, "false", 5);
-    return 0; /* a float, a subclass, anything else: the backend's, with the contract's checks */
+    return 0;  /* a float, a subclass, anything else: the backend's, with the contract's checks */
 }
 
 /* The body's JSON after what w holds; 1 written, 0 left to the backend (w's size unspecified).
-   notification: the body is a notification's dict, and its params' shape is checked too. */
-static int dc_write_json(dc_writer* w, PyObject* value, int notification) {
+ * notification: the body is a notification's dict, and its params' shape is checked too. */
+static int dc_write_json(dc_writer *w, PyObject *value, int notification) {
 #ifdef Py_GIL_DISABLED
     (void)w;
     (void)value;
     (void)notification;
     return 0;
 #else
-    if (notification)
+    if (notification) {
         return Py_TYPE(value) == &PyDict_Type && dc_write_dict(w, value, 1, DC_CHECK_BODY);
+    }
     return dc_write_value(w, value, 0);
 #endif
 }
 
 /* A new bytes object of what w holds; w freed. NULL with an exception where there is no memory. */
-static PyObject* dc_writer_bytes(dc_writer* w) {
-    PyObject* out = PyBytes_FromStringAndSize(w->data, w->size);
+static PyObject *dc_writer_bytes(dc_writer *w) {
+    PyObject *out = PyBytes_FromStringAndSize(w->data, w->size);
     dc_writer_free(w);
     return out;
 }
 
 /* The tag byte (none where tag is -1) and size bytes at data appended to a bytearray in one
-   resize; -1 with an exception (no memory, or the bytearray has exports), and then the
-   bytearray is as it was. Nothing here runs Python code, so the bytearray cannot change
-   between its size read and the copy; data must not point into it. */
-static int dc_append_tagged(PyObject* out, int tag, const char* data, Py_ssize_t size) {
+ * resize; -1 with an exception (no memory, or the bytearray has exports), and then the
+ * bytearray is as it was. Nothing here runs Python code, so the bytearray cannot change
+ * between its size read and the copy; data must not point into it. */
+static int dc_append_tagged(PyObject *out, int tag, const char *data, Py_ssize_t size) {
     Py_ssize_t before = PyByteArray_GET_SIZE(out);
     if (size > PY_SSIZE_T_MAX - 1 - before) {
         PyErr_NoMemory();
         return -1;
     }
     Py_ssize_t after = before + size + (tag >= 0);
-    PyByteArrayObject* array = (PyByteArrayObject*)out;
+    PyByteArrayObject *array = (PyByteArrayObject *)out;
     if (after + 1 + (array->ob_start - array->ob_bytes) > array->ob_alloc && after < PY_SSIZE_T_MAX / 3) {
         /* Room for half as much again first, then the size: a bytearray keeps its room when it
-           shrinks by less than half, so a caller appending frame after frame reallocates (and
-           copies what it holds) once in a while, not every eighth of its size, as bytearray's
-           own growth would. Without the memory for the room, the exact size is tried alone. */
+         * shrinks by less than half, so a caller appending frame after frame reallocates (and
+         * copies what it holds) once in a while, not every eighth of its size, as bytearray's
+         * own growth would. Without the memory for the room, the exact size is tried alone. */
         if (PyByteArray_Resize(out, after + after / 2) < 0) {
-            if (!PyErr_ExceptionMatches(PyExc_MemoryError)) return -1; /* exports: as it was */
+            if (!PyErr_ExceptionMatches(PyExc_MemoryError)) return -1;  /* exports: as it was */
             PyErr_Clear();
         }
     }
     if (PyByteArray_Resize(out, after) < 0) {
-        PyObject *kind, *value, *traceback; /* cannot happen after the room was made; kept as it was all the same */
+        PyObject *kind, *value, *traceback;  /* cannot happen after the room was made; kept as it was all the same */
         PyErr_Fetch(&kind, &value, &traceback);
         (void)PyByteArray_Resize(out, before);
         PyErr_Restore(kind, value, traceback);
         return -1;
     }
-    char* into = PyByteArray_AS_STRING(out) + before;
+    char *into = PyByteArray_AS_STRING(out) + before;
     if (tag >= 0) *into++ = (char)tag;
     memcpy(into, data, (size_t)size);
     return 0;
 }
 
 /* What w holds appended to a bytearray, as dc_append_tagged does; w freed either way. */
-static int dc_writer_append_to(dc_writer* w, PyObject* out) {
+static int dc_writer_append_to(dc_writer *w, PyObject *out) {
     int status = dc_append_tagged(out, -1, w->data, w->size);
     dc_writer_free(w);
     return status;

@@ -3,6 +3,16 @@
 Secret modes, the provider's error, MCP's ErrorData, the tags, the one Active frame,
 and the rules for reading them from parsed JSON. The compiled core calls these too,
 so a rule is written once. Reprs show shape, never payload values.
+
+Return the exception, let the caller raise it. A check here (``*_problem``,
+``*_from``, ``immutable_error``, ``unset_attribute``...) returns the exception it
+would raise, or the checked value, instead of raising: a traceback keeps each frame's
+locals (debuggers, ``traceback.TracebackException(capture_locals=True)``, error
+reporters show them), and the frames that held the payload (a secret, a message, the
+values) would be in it. The caller drops its own references to the payload first
+(``message = details = None``), then raises what it was handed, so the traceback holds
+only the constructor's frame with no value in it. The compiled core calls the same
+functions and raises the same way. docs/internals.md says the same.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ cdef extern from *:
 
 # Bodies this long go to a parser without a shared view as a view into the payload rather than a
 # copy: below it a copy is cheaper (a fresh view costs two allocations), above it the view saves
-# a second copy's worth of memory. Measured: the crossover is ~16 KB.
+# a second copy's worth of memory (the crossover, measured: docs/internals.md).
 cdef enum:
     VIEW_FROM = 16384
 
@@ -101,7 +101,7 @@ cdef inline object new_shared_body(object loads, bint parser_reads_at_once):
 
     Reusing one object costs no allocation, where a copy or a fresh view costs one or
     two; a bytearray rather than a memoryview because orjson reads one in two calls, a
-    memoryview in five (its contiguity check alone is ~35 instructions). It is safe only
+    memoryview in five (a contiguity check among them). It is safe only
     where no other call can repoint it between the moment it is pointed and the moment
     the parser has read where it points: orjson reads the pointer and length first
     thing, in C, holding the GIL, never writes through them, and keeps neither the
