@@ -32,10 +32,10 @@ def test_every_annotated_error_attribute_is_there_and_of_its_type(core: str) -> 
     for error in found:
         for name, hint in _annotated(type(error)).items():
             assert isinstance(getattr(error, name), hint), (type(error).__name__, name, hint)
-            checked.add(f"{type(error).__name__}.{name}")
-    assert {"RemoteProtocolError.rule", "RemoteProtocolError.index", "RecordTooLargeError.length",
-            "TruncatedStreamError.missing", "TruncatedStreamError.inside", "ToolsBeginUnknownTagError.tag",
-            "McpNotificationsNotificationParseError.reason", "ToolsBeginInactiveParseError.index"} <= checked
+            checked.add(f"{type(error).__module__.rpartition('.')[2]}.{type(error).__qualname__}.{name}")
+    assert {"errors.RemoteProtocolError.rule", "errors.RemoteProtocolError.index", "errors.RecordTooLargeError.length",
+            "errors.TruncatedStreamError.missing", "errors.TruncatedStreamError.inside", "tools_begin.UnknownTagError.tag",
+            "mcp_notifications.NotificationParseError.reason", "tools_begin.InactiveParseError.index"} <= checked
 
 
 def test_a_violation_names_a_rule() -> None:
