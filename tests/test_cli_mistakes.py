@@ -213,6 +213,8 @@ def test_doctor_help_has_a_description_and_examples(capsys):
 
 
 def test_the_committed_targets_page_is_the_table_rendered():
+    if not (ROOT / "docs").is_dir():
+        pytest.skip("docs/ is not beside tests/ here (a copy of the tests alone, as .ci/sanitize runs)")
     assert (ROOT / "docs" / "bench_targets.md").read_text(encoding="utf-8") == _bench.render_targets()
 
 
@@ -260,7 +262,7 @@ def test_bench_says_where_its_targets_come_from(capsys):
     with pytest.raises(SystemExit):
         main(["bench", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert '"target" is the case\'s target (docs/bench_targets.md, the README\'s speed table)' in text
+    assert '"target" is the case\'s target (_bench.TARGETS, rendered as docs/bench_targets.md)' in text
     assert "issue" not in text
 
 
