@@ -115,9 +115,14 @@ def test_a_tool_result_with_is_error_counts_as_a_failed_call():
 
 
 def _max_rss_kib(count: int) -> tuple[int, dict]:
-    process = subprocess.Popen([*RELAY, "--grace", "0.5", "--duration", "4", "--", *server("pings", str(count))],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert process.stderr is not None
+    """The relay's peak RSS over a flood of ``count`` pings: it is stopped once it relayed the log
+    line the server writes after the last one (so every ping was read, however slow the core)."""
+    process = subprocess.Popen([*RELAY, "--grace", "0.5", "--", *server("pings", str(count))],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    length = process.stdout.read(4)  # the one record: "all pinged"
+    assert len(length) == 4 and b"all pinged" in process.stdout.read(int.from_bytes(length, "big"))
+    process.send_signal(signal.SIGINT)
     err = process.stderr.read()
     _, _, usage = os.wait4(process.pid, 0)
     return usage.ru_maxrss, _report(err)
