@@ -11,7 +11,8 @@ timings do.
 
 ``--families`` counts, per SDK family's capture, ``relay_frame``'s splice of each
 notification against ``orjson.loads`` + ``pop("jsonrpc")`` + ``orjson.dumps`` (docs/performance.md's
-per-family column; ``test_relay_families.py`` times the same two).
+per-family column; ``test_relay_families.py`` times the same two), and the whole relay session
+(256 KiB reads, the outbox taken as records) per notification, the capture repeated to 1 MiB.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from instructions import allocator_note, per_call_picked  # noqa: E402  (the cal
 CASES = {
     "relay's own work (splice + write_record per line)":
         "fam.relay_own_work(mn.splice_notification, lines, mn.NotificationParseError)",
-    "relay session (receive in 64 KiB reads, take, records)": "fam.relay_session_work(data)",
+    "relay session (receive in 256 KiB reads, take, records)": "fam.relay_session_work(chunks)",
     "baseline: orjson loads/pop/dumps + write_record per line": "fam.relay_own_work(reparse, lines, orjson.JSONDecodeError)",
 }
 SETUP = """
@@ -35,6 +36,7 @@ import test_relay_families as fam
 from diverge_codec import mcp_notifications as mn
 lines = fam.CAPTURES[fam.TS_FAMILY]
 data = b"".join(lines)
+chunks = fam.reads(data)
 def reparse(line):
     message = orjson.loads(line)
     if type(message) is not dict or "id" in message:
@@ -52,6 +54,12 @@ frame = {frame}
 function = lambda: fam.each(frame, lines)
 """
 
+SESSION_SETUP = """
+import test_relay_families as fam
+chunks = fam.reads(b"".join(fam.CAPTURES[{family!r}]) * {repeat})
+function = lambda: fam.relay_session_work(chunks)
+"""
+
 
 def families(reps: int) -> None:
     import test_relay_families as fam
@@ -61,7 +69,10 @@ def families(reps: int) -> None:
         count = len(fam._notifications(lines))
         ours, base = (per_call_picked(FAMILY_SETUP.format(family=family, frame=frame), reps, warm=2) / count
                       for frame in ("fam._relay_frame(fam.relay.mcp_notifications)", "fam.reparse"))
-        print(f"  {family} ({count} notifications): {ours:,.0f} / {base:,.0f} = {ours / base:.2f}x")
+        repeat = max(1, (1 << 20) // len(b"".join(lines)))
+        session = per_call_picked(SESSION_SETUP.format(family=family, repeat=repeat), reps, warm=2) / (count * repeat)
+        print(f"  {family} ({count} notifications): {ours:,.0f} / {base:,.0f} = {ours / base:.2f}x;"
+              f" the session {session:,.0f} per notification")
 
 
 def main() -> None:

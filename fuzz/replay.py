@@ -7,7 +7,9 @@ corpus of one input). Blind mutation is what this loop does too, without the dep
 and it says how many inputs it ran. Each input goes through ``targets.check`` (both
 channels on both cores and their differential, split_records, the JSON paths) and
 through ``reader_check``: RecordReader of both cores fed the input in random chunks of
-random buffer types, the same records or the same error.
+random buffer types, the same records or the same error; and through ``framer_check``: the
+relay's ChunkFramer of both cores fed the input as a server's output in random chunks, the
+same records, lines and counts as each line spliced alone.
 
     python fuzz/replay.py fuzz/corpus --seconds 60 [--dict fuzz/codec.dict] [--seed 1]
 """
@@ -24,8 +26,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 import targets  # noqa: E402  (after the path: it sits beside this file)
+from framer_reference import one_by_one  # noqa: E402
 
-from diverge_codec import _stream_c, _stream_py, errors  # noqa: E402
+from diverge_codec import _mcp_notifications_c, _mcp_notifications_py, _stream_c, _stream_py, errors  # noqa: E402
 
 KINDS = (bytes, bytearray, lambda data: memoryview(bytearray(data)), lambda data: array("B", data))
 
@@ -51,6 +54,24 @@ def reader_check(data: bytes, rng: random.Random) -> None:
     got, expected = _read(_stream_c, data, cuts, kinds, limit), _read(_stream_py, data, cuts, kinds, limit)
     if got != expected:
         raise AssertionError(f"RecordReader cores differ: {got!r} != {expected!r}")
+
+
+def _framed(core, data: bytes, cuts: list[int], limits: tuple[int, int]):
+    framer = core.ChunkFramer(*limits)
+    calls = [lambda start=start, end=end: framer.feed(data[start:end]) for start, end in zip(cuts, cuts[1:])]
+    results = [call() for call in [*calls, framer.close]]
+    return (b"".join(r[0] for r in results), sum(r[1] for r in results), [line for r in results for line in r[4]],
+            framer.invalid, framer.too_large)
+
+
+def framer_check(data: bytes, rng: random.Random) -> None:
+    """Both cores' ChunkFramer agree, in any chunking, with each line spliced alone."""
+    cuts = sorted({0, len(data), *(rng.randrange(len(data) + 1) for _ in range(rng.randrange(5)))})
+    limits = (rng.choice((1, 16, 200, 1 << 20)), rng.choice((1, 64, 1 << 20)))
+    got, pure = _framed(_mcp_notifications_c, data, cuts, limits), _framed(_mcp_notifications_py, data, cuts, limits)
+    expected = one_by_one(_mcp_notifications_py.splice_notification, data.split(b"\n"), *limits)
+    if not got == pure == expected:
+        raise AssertionError(f"ChunkFramer differs: {got!r} / {pure!r} / {expected!r}")
 
 
 def _tokens(path: Path | None) -> list[bytes]:
@@ -102,12 +123,14 @@ def main() -> int:
     for data in corpus + [b""]:
         targets.check(data)
         reader_check(data, rng)
+        framer_check(data, rng)
         runs += 1
     while time.monotonic() < deadline:
         data = mutate(rng.choice(corpus), corpus, tokens, rng)
         try:
             targets.check(data)
             reader_check(data, rng)
+            framer_check(data, rng)
         except BaseException:
             print(f"failing input (hex): {data.hex()}", file=sys.stderr)
             raise

@@ -25,6 +25,7 @@ server would use it.
 - ``failing``: answers each call with a tool result that has ``isError: true``.
 - ``odd-lines``: lines of ``\x0b``, ``\x0c`` and JSON whitespace, then a log line, before the handshake.
 - ``exact SIZE``: a notification line of exactly SIZE bytes with no ``jsonrpc`` member, before the handshake.
+- ``pipe-size``: after the handshake, logs the size of the pipe its stdout is (Linux's F_GETPIPE_SZ).
 """
 
 from __future__ import annotations
@@ -194,6 +195,14 @@ def exact(size: str) -> None:
     sys.stdin.read()
 
 
+def pipe_size() -> None:
+    import fcntl
+
+    handshake()
+    log(fcntl.fcntl(1, 1032))  # F_GETPIPE_SZ
+    sys.stdin.read()
+
+
 def refused() -> None:
     handshake()
     sys.stdout.write('{"method":"notifications/message","params":{"level":"info","data":"\\ud83d"},"jsonrpc":"2.0"}\n')
@@ -208,4 +217,4 @@ if __name__ == "__main__":
         sys.exit(int(args[0]))
     {"basic": basic, "stubborn": stubborn, "big": big, "killed": killed, "flood": flood, "trickle": trickle,
      "refused": refused, "orphan": orphan, "escape": escape, "pings": pings, "silent": silent, "failing": failing,
-     "odd-lines": odd_lines, "exact": exact}[mode](*args)
+     "odd-lines": odd_lines, "exact": exact, "pipe-size": pipe_size}[mode](*args)

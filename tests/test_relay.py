@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from diverge_codec import _json, relay
+from diverge_codec import _json, relay, stream
 from diverge_codec.sequence import McpNotificationsChecker, State, check
 
 PROGRESS = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":0.5}}'
@@ -159,3 +159,25 @@ def test_offer_all_is_offer_of_each_in_order(payloads, max_bytes, queued):
     assert one.offer_all(payloads) == sum(each.offer(p) for p in payloads)
     assert one.stats() == each.stats() and one.queued_bytes == each.queued_bytes
     assert one.take(100) == each.take(100)
+
+
+@given(st.lists(st.lists(st.integers(0, 30).map(lambda n: b"r" * n), max_size=8), max_size=5), st.integers(1, 60),
+       st.lists(st.integers(1, 9), max_size=4))
+def test_offer_records_is_offer_of_each_and_takes_split_blocks_anywhere(blocks, max_bytes, takes):
+    """A chunk's records queued whole (ChunkFramer's output) are the payloads offered one by one,
+    however they are taken: some at a time (a block split) or all as one write's records."""
+    whole, each = relay.Outbox(max_bytes), relay.Outbox(max_bytes)
+    for payloads in blocks:
+        records = bytearray()
+        stream.write_records(records, payloads)
+        sizes = list(map(len, payloads))
+        queued = whole.offer_records(bytes(records), len(payloads), sum(sizes), max(sizes, default=0))
+        assert queued == sum(each.offer(p) for p in payloads)
+        assert (whole.stats(), whole.queued_bytes, len(whole)) == (each.stats(), each.queued_bytes, len(each))
+    for count in takes:
+        assert whole.take(count) == each.take(count)
+        assert (whole.queued_bytes, len(whole)) == (each.queued_bytes, len(each))
+    records, count = whole.take_records()
+    rest = each.take(1 << 20)
+    assert count == len(rest) and [bytes(p) for p in stream.split_records(records)] == rest
+    assert (whole.queued_bytes, len(whole), whole.take_records()) == (0, 0, (b"", 0))

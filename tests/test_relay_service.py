@@ -158,6 +158,13 @@ def test_every_line_is_accounted_for_blank_meaning_json_whitespace_only():
     assert report["seen"] == 3 and report["dropped"]["invalid"] == 2  # the \x0b and \x0c lines
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are Linux's (F_SETPIPE_SZ)")
+def test_the_server_s_output_pipe_is_widened_to_read_more_per_turn():
+    status, out, report = relay("--duration", "3", "--", *server("pipe-size"), timeout=ENDS_WITHIN)
+    limit = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    assert status == 0 and [n["params"]["data"] for n in channel(out)[0]] == [min(relay_process.PIPE_BYTES, limit)]
+
+
 @pytest.mark.parametrize("size, relayed", [(1000, 1), (1001, 0)])
 def test_a_line_of_max_line_bytes_is_relayed_and_one_more_is_too_large(size, relayed):
     status, out, report = relay("--max-line", "1000", "--until-answered", "--", *server("exact", str(size)),

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from diverge_codec import _json, relay, stream
 from diverge_codec.errors import McpNotificationsNotificationParseError
 from diverge_codec.relay_session import (
-    DEFAULT_MAX_LINE, PROTOCOL_VERSION, SUPPORTED_VERSIONS, LineSplitter, Phase, RelaySession,
+    DEFAULT_MAX_LINE, PROTOCOL_VERSION, SUPPORTED_VERSIONS, Phase, RelaySession,
 )
 from diverge_codec.sequence import McpNotificationsChecker, State, check
 
@@ -33,36 +33,6 @@ def _sent(session: RelaySession) -> list[bytes]:
 
 def test_a_line_at_the_limit_makes_a_record_at_the_stream_s_default_limit():
     assert DEFAULT_MAX_LINE + 1 == stream.DEFAULT_MAX_RECORD == 16 << 20
-
-
-def test_lines_are_split_across_chunks_and_blank_lines_dropped():
-    lines = LineSplitter()
-    assert lines.feed(b"ab") == [] and lines.feed(b"c\n\n  \r\nde") == [b"abc"]
-    assert lines.feed(b"f\ng\n") == [b"def", b"g"] and lines.close() == []
-    assert lines.feed(b"tail") == [] and lines.close() == [b"tail"]
-
-
-def test_a_line_over_the_limit_is_skipped_to_its_newline_and_counted():
-    lines = LineSplitter(max_line=4)
-    assert lines.feed(b"12345\nok\n") == [b"ok"] and lines.too_large == 1
-    assert lines.feed(b"123") == [] and lines.feed(b"45") == [] and lines.feed(b"67") == []
-    assert lines.feed(b"8\n1234\n") == [b"1234"] and lines.too_large == 2
-    assert lines.feed(b"12") == [] and lines.feed(b"345") == [] and lines.close() == [] and lines.too_large == 3
-    with pytest.raises(ValueError, match="max_line must be at least 1"):
-        LineSplitter(0)
-
-
-@given(st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")), max_size=8), st.data())
-def test_any_chunking_gives_the_same_lines(lines, data):
-    text = b"\n".join(lines) + b"\n"
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=6)))
-    splitter = LineSplitter(max_line=8)
-    got: list[bytes] = []
-    for start, end in zip([0, *cuts], [*cuts, len(text)]):
-        got += splitter.feed(text[start:end])
-    got += splitter.close()
-    assert got == [line for line in lines if line.strip(b" \t\r\n") and len(line) <= 8]
-    assert splitter.too_large == sum(len(line) > 8 for line in lines)
 
 
 def test_the_handshake_offers_the_latest_revision_then_sends_initialized_and_the_calls():
@@ -366,11 +336,9 @@ def test_a_line_of_exactly_max_line_bytes_is_relayed_and_one_more_is_too_large()
 
 
 def test_only_json_whitespace_makes_a_line_blank():
-    lines = LineSplitter()
-    assert lines.feed(b" \t\r\n\n\x0b\n\x0c \n") == [b"\x0b", b"\x0c "]  # the last two are lines, and refused ones
     session = RelaySession()
-    session.receive(b"\x0b\n \t\n")
-    assert (session.report.seen, session.report.dropped["invalid"]) == (1, 1)
+    session.receive(b" \t\r\n\n\x0b\n\x0c \n \t\n")  # \x0b and \x0c are no JSON whitespace: lines, refused ones
+    assert (session.report.seen, session.report.dropped["invalid"], session.report.ignored) == (2, 2, 0)
 
 
 @given(st.lists(_MESSAGES, max_size=30))

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import importlib
 import os
-import platform
-import sysconfig
+import sys
 from typing import Literal
 
 
@@ -29,8 +28,19 @@ def _flag(name: str) -> bool:
 
 FORCED_PURE = _flag("DIVERGE_CODEC_PURE")
 REQUIRED = _flag("DIVERGE_CODEC_REQUIRE_EXTENSION")
-PYPY = platform.python_implementation() == "PyPy"
-FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+PYPY = sys.implementation.name == "pypy"
+
+
+def _free_threaded() -> bool:
+    """A free-threaded build: its ABI flags say so on POSIX (no sysconfig import at start-up); elsewhere ask sysconfig."""
+    if hasattr(sys, "abiflags"):
+        return "t" in sys.abiflags
+    import sysconfig
+
+    return bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+
+
+FREE_THREADED = _free_threaded()
 COMPILED_MODULES = ("_tools_begin_c", "_mcp_notifications_c", "_stream_c", "_sequence_c")
 
 

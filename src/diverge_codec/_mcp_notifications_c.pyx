@@ -468,5 +468,8 @@ def _scan_status(message):
     return dc_scan_notification(PyBytes_AS_STRING(owned), <size_t>PyBytes_GET_SIZE(owned), &splice)
 
 
+include "_mcp_notifications_chunks.pxi"
+__all__ += ["ChunkFramer"]
+
 include "_mcp_notifications_lazy.pxi"
 __all__ += ["LazyNotification", "decode_lazy"]

@@ -6,7 +6,9 @@ or tag 1 and the ErrorData that ends the stream.
 
 from __future__ import annotations
 
+import operator
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Union
 
@@ -41,7 +43,7 @@ __all__ = [
     "BodyParseError", "EmptyFrameError", "Error", "ErrorParseError", "Frame", "FrameError",
     "Notification", "NotificationParseError", "Tag", "UnknownTagError", "decode",
     "decode_many", "encode", "encode_into", "frame_notification", "frame_notifications",
-    "JSONRPC_NOTIFICATION_PREFIX", "splice_notification",
+    "JSONRPC_NOTIFICATION_PREFIX", "splice_notification", "ChunkFramer",
 ]
 
 _CHANNEL = "mcp notifications"
@@ -355,6 +357,229 @@ def _value_end(document: bytes, position: int) -> int:
     while document[position - 1] in _SPACE:
         position -= 1
     return position
+
+
+# ChunkFramer: the relay's hot loop (the compiled twin: _mcp_notifications_chunks.pxi).
+
+MAX_RECORD = 0xFFFFFFFF
+"""The largest payload a record's 4-byte length can say."""
+
+FRAMER_NOT_READY = "ChunkFramer is not initialised: its __init__ did not run to the end"
+FRAMER_INIT_TWICE = "ChunkFramer.__init__ runs once: make a new framer instead of re-initialising one"
+FRAMER_BUSY = ("ChunkFramer is in use: feed, feed_messages and close cannot run inside a call of the same "
+               "framer (from a callback, a hook or another thread)")
+FRAMER_NO_PICKLE = "ChunkFramer cannot be pickled or copied: it holds a partial line; make a new framer"
+
+Framed = tuple[bytes, int, int, int, list[bytes]]
+"""What a framer call returns: (records, count, payload_bytes, largest, others)."""
+
+_EMPTY_FRAMED_TAIL = (0, 0, 0)
+
+
+def framer_limits(max_line: int, record_limit: int) -> tuple[int, int]:
+    """The two limits as ints, or the ValueError both cores raise."""
+    max_line, record_limit = operator.index(max_line), operator.index(record_limit)
+    if not 1 <= max_line <= sys.maxsize:
+        raise ValueError(f"max_line must be from 1 to {sys.maxsize}")
+    if not 1 <= record_limit <= MAX_RECORD:
+        raise ValueError(f"record_limit must be from 1 to {MAX_RECORD}: what a record's 4-byte length can say")
+    return max_line, record_limit
+
+
+def framer_chunk(data: object, method: str) -> bytes:
+    """The bytes of a chunk or message, as an immutable ``bytes`` (a copy unless it is one)."""
+    if type(data) is bytes:
+        return data
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"ChunkFramer.{method} takes bytes, bytearray or memoryview, not {type(data).__name__}")
+    return bytes(memoryview(data))
+
+
+def framer_parse(line: bytes) -> bytes | None | bool:
+    """``splice_notification`` by the parser, False where it refuses: the compiled framer's way to
+    the parser for what its scan leaves (no exception comes back through C)."""
+    try:
+        return splice_notification(line)
+    except errors.DecodeError:
+        return False
+
+
+def framer_messages(messages: Iterable[object]) -> list[bytes]:
+    """The messages of a ``feed_messages`` call, each as ``bytes``, taken whole before any is read."""
+    return [framer_chunk(message, "feed_messages") for message in list(messages)]
+
+
+class ChunkFramer:
+    """The relay's hot loop: a server's output in, the channel's records out, one call per chunk.
+
+    ``feed`` splits a chunk into lines (a partial last line is carried to the next call),
+    makes each notification a record (the 4-byte big-endian length, then
+    ``splice_notification``'s payload) and returns ``(records, count, payload_bytes,
+    largest, others)``: the records, how many, their payloads' total and largest size, and
+    the lines that are no notification (answers, requests, other JSON), in order. Blank
+    lines (JSON whitespace only) are dropped. A line over ``max_line`` (its newline not
+    counted; never held whole) and a payload over ``record_limit`` add to ``too_large``, a
+    notification the channel would refuse to ``invalid``: both counters only grow.
+    ``feed_messages`` reads whole messages (an HTTP body, an event's data) as lines;
+    ``close`` reads the last line when the output ended inside one. One framer reads one
+    stream: a call from inside another (a callback, a hook, another thread) raises
+    RuntimeError.
+    """
+
+    # What a framer whose __init__ has not run to the end reads as, as the compiled twin's fields do.
+    _claimed = False
+    _busy = False
+    _parts: list[bytes] | None = None
+    _held = 0
+    _skipping = False
+    _max_line = 0
+    _record_limit = 0
+    _invalid = 0
+    _too_large = 0
+
+    def __init__(self, max_line: int, record_limit: int) -> None:
+        if self._claimed:
+            raise RuntimeError(FRAMER_INIT_TWICE)
+        self._claimed = True
+        self._max_line, self._record_limit = framer_limits(max_line, record_limit)
+        self._splice = splice_notification  # the relay's session swaps in a caller's own frame function
+        self._parts = []  # the last store: from here the framer is ready
+
+    @property
+    def max_line(self) -> int:
+        """The longest line read, in bytes, its newline not counted."""
+        return self._max_line
+
+    @property
+    def record_limit(self) -> int:
+        """The largest payload written as a record."""
+        return self._record_limit
+
+    @property
+    def invalid(self) -> int:
+        """Notifications the channel would refuse (not JSON, a method that is no string, ...): not framed."""
+        return self._invalid
+
+    @property
+    def too_large(self) -> int:
+        """Lines over ``max_line`` and payloads over ``record_limit``: not framed."""
+        return self._too_large
+
+    @property
+    def pending(self) -> int:
+        """Bytes of a partial line held for the next call."""
+        return self._held
+
+    def __repr__(self) -> str:
+        if self._parts is None:
+            return "<ChunkFramer not initialised>"
+        return f"<ChunkFramer invalid={self._invalid} too_large={self._too_large} pending={self._held}>"
+
+    def __reduce__(self) -> Any:
+        raise TypeError(FRAMER_NO_PICKLE)
+
+    def _enter(self) -> None:
+        if self._parts is None:
+            raise RuntimeError(FRAMER_NOT_READY)
+        if self._busy:
+            raise RuntimeError(FRAMER_BUSY)
+        self._busy = True
+
+    def feed(self, data: bytes | bytearray | memoryview, /) -> Framed:
+        """Read the next chunk of the server's output: the records of the lines it completes."""
+        self._enter()
+        try:
+            return self._frame(self._split(framer_chunk(data, "feed")))
+        finally:
+            self._busy = False
+
+    def feed_messages(self, messages: Iterable[bytes | bytearray | memoryview], /) -> Framed:
+        """Read whole messages, each as one line (newlines inside it are JSON whitespace)."""
+        self._enter()
+        try:
+            limit, kept = self._max_line, []
+            for message in framer_messages(messages):
+                if len(message) > limit:
+                    self._too_large += 1
+                elif message.strip(_SPACE):
+                    kept.append(message)
+            return self._frame(kept)
+        finally:
+            self._busy = False
+
+    def close(self) -> Framed:
+        """The output ended: the record of its last line if it had no newline (the framer starts afresh)."""
+        self._enter()
+        try:
+            parts, skipping = self._parts, self._skipping
+            self._parts, self._held, self._skipping = [], 0, False
+            lines: list[bytes] = []
+            if not skipping and parts:
+                self._keep(lines, b"".join(parts))  # type: ignore[arg-type]  # _enter ruled out None
+            return self._frame(lines)
+        finally:
+            self._busy = False
+
+    def _split(self, data: bytes) -> list[bytes]:
+        newline = data.find(b"\n")
+        if newline < 0:
+            self._hold(data)
+            return []
+        lines: list[bytes] = []
+        if self._skipping:
+            self._skipping = False
+        else:
+            parts = self._parts
+            self._keep(lines, b"".join((*parts, data[:newline])) if parts else data[:newline])  # type: ignore[misc]
+        self._parts, self._held = [], 0
+        rest = data[newline + 1:].split(b"\n")
+        self._hold(rest.pop())
+        for line in rest:
+            self._keep(lines, line)
+        return lines
+
+    def _hold(self, data: bytes) -> None:
+        if self._skipping or not data:
+            return
+        self._held += len(data)
+        if self._held > self._max_line:
+            self._too_large += 1
+            self._parts, self._held, self._skipping = [], 0, True
+        else:
+            self._parts.append(data)  # type: ignore[union-attr]  # _enter ruled out None
+
+    def _keep(self, lines: list[bytes], line: bytes) -> None:
+        if len(line) > self._max_line:
+            self._too_large += 1
+        elif line.strip(_SPACE):
+            lines.append(line)
+
+    def _frame(self, lines: list[bytes]) -> Framed:
+        if not lines:
+            return (b"", *_EMPTY_FRAMED_TAIL, [])
+        splice, limit = self._splice, self._record_limit
+        records: list[bytes] = []
+        others: list[bytes] = []
+        count = total = largest = 0
+        for line in lines:
+            try:
+                payload = splice(line)
+            except errors.DecodeError:
+                self._invalid += 1
+                continue
+            if payload is None:
+                others.append(line)
+                continue
+            size = len(payload)
+            if size > limit:
+                self._too_large += 1
+                continue
+            records += (size.to_bytes(4, "big"), payload)
+            count += 1
+            total += size
+            if size > largest:
+                largest = size
+        return b"".join(records), count, total, largest, others
 
 
 # decode_lazy: routing without parsing (the compiled twin: _mcp_notifications_lazy.pxi).

@@ -20,8 +20,10 @@ from collections import deque
 from types import ModuleType
 from typing import Any
 
-from . import mcp_notifications
+from . import mcp_notifications, stream
 from ._model import ErrorData
+
+_PREFIX = 4  # the stream envelope's length, before each payload in a record
 
 UNREACHABLE_CODE = -32000
 """JSON-RPC's first implementation-defined server error: the code of the relay's Error frame."""
@@ -73,14 +75,21 @@ class Outbox:
     consumer that keeps up, and so do the small ones right behind it: the queue holds
     at most ``max_bytes`` plus one payload. ``abandon`` empties the queue when the
     channel will take nothing more; what it held counts in ``abandoned``.
+
+    The queue holds records (the stream envelope's length and the payload), in blocks:
+    ``offer_records`` queues a block the relay's ``ChunkFramer`` wrote whole when it fits,
+    and ``take_records`` hands everything to the channel as one write. The bound counts
+    payload bytes, as ``offer`` does.
     """
 
-    __slots__ = ("_queue", "max_bytes", "queued_bytes", "high_water", "accepted", "dropped", "abandoned", "_oversized")
+    __slots__ = ("_queue", "_count", "max_bytes", "queued_bytes", "high_water", "accepted", "dropped", "abandoned",
+                 "_oversized")
 
     def __init__(self, max_bytes: int = 1 << 20) -> None:
         if max_bytes < 1:
             raise ValueError("max_bytes must be at least 1")
-        self._queue: deque[bytes] = deque()
+        self._queue: deque[tuple[bytes, int, int]] = deque()  # (records, how many, their payload bytes)
+        self._count = 0
         self.max_bytes: int = max_bytes
         self.queued_bytes: int = 0
         self.high_water: int = 0
@@ -91,30 +100,19 @@ class Outbox:
 
     def __repr__(self) -> str:
         try:
-            return (f"Outbox(queued={len(self._queue)}, queued_bytes={self.queued_bytes}, "
+            return (f"Outbox(queued={self._count}, queued_bytes={self.queued_bytes}, "
                     f"accepted={self.accepted}, dropped={self.dropped})")
         except AttributeError:  # made by __new__, never initialised
             return "<Outbox (not initialised)>"
 
     def __len__(self) -> int:
-        return len(self._queue)
+        return self._count
 
     def offer(self, payload: bytes) -> bool:
         """Queue a payload if it fits (or is the one oversized payload); False (and one more ``dropped``) if not."""
-        size = len(payload)
-        if size > self.max_bytes:
-            if self._oversized:
-                self.dropped += 1
-                return False
-            self._oversized = size
-        elif self.queued_bytes - self._oversized + size > self.max_bytes:
-            self.dropped += 1
+        if not self._admits(len(payload)):
             return False
-        self._queue.append(payload)
-        self.queued_bytes += size
-        self.accepted += 1
-        if self.queued_bytes > self.high_water:
-            self.high_water = self.queued_bytes
+        self._append(stream.record(payload), 1, len(payload))
         return True
 
     def offer_all(self, payloads: list[bytes]) -> int:
@@ -122,38 +120,60 @@ class Outbox:
         if not payloads:
             return 0
         sizes = list(map(len, payloads))
-        total = sum(sizes)
-        if max(sizes) <= self.max_bytes and self.queued_bytes - self._oversized + total <= self.max_bytes:
-            self._queue.extend(payloads)
-            self.queued_bytes += total
-            self.accepted += len(payloads)
-            if self.queued_bytes > self.high_water:
-                self.high_water = self.queued_bytes
+        if self._fits_whole(sum(sizes), max(sizes)):
+            records = bytearray()
+            stream.write_records(records, payloads)
+            self._append(bytes(records), len(payloads), sum(sizes))
             return len(payloads)
         return sum(map(self.offer, payloads))
 
+    def offer_records(self, records: bytes, count: int, payload_bytes: int, largest: int) -> int:
+        """``offer`` each of ``count`` records (as ``ChunkFramer`` returns them), in order: how many were queued.
+
+        One step when they all fit; else each record is offered alone."""
+        if not count:
+            return 0
+        if self._fits_whole(payload_bytes, largest):
+            self._append(records, count, payload_bytes)
+            return count
+        queued = 0
+        for start, end in _record_spans(records):
+            if self._admits(end - start):
+                self._append(records[start - _PREFIX:end], 1, end - start)
+                queued += 1
+        return queued
+
     def take(self, max_items: int = 256) -> list[bytes]:
         """Up to ``max_items`` payloads, oldest first, removed from the queue."""
-        queue = self._queue
-        if max_items >= len(queue):  # the driver takes all: one copy, no loop
-            taken: list[bytes] = list(queue)
-            queue.clear()
-            self.queued_bytes = self._oversized = 0
-            return taken
-        taken = []
+        queue, taken = self._queue, []
         while queue and len(taken) < max_items:
-            taken.append(queue.popleft())
-        size = sum(map(len, taken))
-        self.queued_bytes -= size
-        if self._oversized and self.queued_bytes < self._oversized:  # it was taken
+            records, count, size = queue.popleft()
+            spans = _record_spans(records)
+            wanted = max_items - len(taken)
+            if count > wanted:  # the rest of the block stays first in the queue
+                rest = spans[wanted:]
+                queue.appendleft((records[rest[0][0] - _PREFIX:], len(rest), sum(end - start for start, end in rest)))
+                spans = spans[:wanted]
+            taken += [records[start:end] for start, end in spans]
+        self._count -= len(taken)
+        self.queued_bytes -= sum(map(len, taken))
+        if not self._count or (self._oversized and self.queued_bytes < self._oversized):  # it was taken
             self._oversized = 0
         return taken
 
+    def take_records(self) -> tuple[bytes, int]:
+        """Every queued payload as records, oldest first, in one ``bytes`` (the channel's next write), and how many."""
+        queue, count = self._queue, self._count
+        records = queue[0][0] if len(queue) == 1 else b"".join([block for block, _, _ in queue])
+        queue.clear()
+        self._count = self.queued_bytes = self._oversized = 0
+        return records, count
+
     def abandon(self) -> int:
         """Forget every queued payload (the channel is gone or will not drain): how many."""
-        count = len(self._queue)
+        count = self._count
         self._queue.clear()
-        self.queued_bytes = self._oversized = 0
+        self._count = self.queued_bytes = self._oversized = 0
         self.abandoned += count
         return count
 
@@ -161,3 +181,36 @@ class Outbox:
         """The counters, for a log line or a report."""
         return {"accepted": self.accepted, "dropped": self.dropped, "abandoned": self.abandoned,
                 "high_water_bytes": self.high_water, "max_bytes": self.max_bytes}
+
+    def _fits_whole(self, total: int, largest: int) -> bool:
+        return largest <= self.max_bytes and self.queued_bytes - self._oversized + total <= self.max_bytes
+
+    def _admits(self, size: int) -> bool:
+        """Whether one payload of ``size`` bytes may be queued now (it then takes the oversized place if it is
+        over the bound); counted dropped if not."""
+        if size > self.max_bytes:
+            if not self._oversized:
+                self._oversized = size
+                return True
+        elif self.queued_bytes - self._oversized + size <= self.max_bytes:
+            return True
+        self.dropped += 1
+        return False
+
+    def _append(self, records: bytes, count: int, payload_bytes: int) -> None:
+        self._queue.append((records, count, payload_bytes))
+        self._count += count
+        self.queued_bytes += payload_bytes
+        self.accepted += count
+        if self.queued_bytes > self.high_water:
+            self.high_water = self.queued_bytes
+
+
+def _record_spans(records: bytes) -> list[tuple[int, int]]:
+    """Where each payload of a block of whole records lies: (start, end) after its length."""
+    spans, at, prefix = [], 0, _PREFIX
+    while at < len(records):
+        start = at + prefix
+        at = start + int.from_bytes(records[at:start], "big")
+        spans.append((start, at))
+    return spans

@@ -227,7 +227,7 @@ class HttpRelay(ChannelRelay):
     async def _read_answer(self, response: Any, request_id: object) -> None:
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if kind == "text/event-stream":
-            parser = EventParser(self.session.lines.max_line)
+            parser = EventParser(self.session.framer.max_line)
             await self._read_events(response, parser)
             if request_id is not None and request_id in self.session.pending and not self._stop.is_set():
                 await self._resume(parser, request_id)
@@ -242,7 +242,7 @@ class HttpRelay(ChannelRelay):
 
     async def _read_body(self, response: Any) -> bytes | None:
         """The whole body, or None past ``max_line`` (not kept: memory stays bounded)."""
-        limit, parts, size = self.session.lines.max_line, [], 0
+        limit, parts, size = self.session.framer.max_line, [], 0
         async for chunk in response.aiter_bytes():
             size += len(chunk)
             if size > limit:
@@ -286,7 +286,7 @@ class HttpRelay(ChannelRelay):
         """The stream of what the server sends on its own, kept open (and resumed) until the end.
 
         A server that cannot be reached again after ``RECONNECT_ATTEMPTS`` tries is gone: the relay ends."""
-        parser = EventParser(self.session.lines.max_line)
+        parser = EventParser(self.session.framer.max_line)
         failures = 0
         first = True
         while not self._stop.is_set():

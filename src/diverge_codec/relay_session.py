@@ -34,13 +34,12 @@ No I/O here: ``relay_process`` drives this from asyncio; a test drives it from a
 from __future__ import annotations
 
 import enum
-import operator
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import mcp_notifications, stream
+from . import _mcp_notifications_py, mcp_notifications, stream
 from ._json import dumps, loads
 from .errors import DecodeError
 from .relay import Outbox, unreachable_frame
@@ -71,12 +70,6 @@ CLIENT_INFO = {"name": "diverge-codec-relay", "version": "1"}
 
 INITIALIZE_ID = 0
 
-JSON_WHITESPACE = b" \t\r\n"
-"""What a blank line may hold: JSON's four whitespace bytes, not Python's six (a ``\\x0b`` line is
-a line, and a refused one)."""
-
-_content = operator.methodcaller("strip", JSON_WHITESPACE)  # truthy for a line that is not blank
-
 DROP_REASONS = ("backpressure", "invalid", "too_large")
 """Why a notification the server sent was not relayed: the channel could not keep pace, the
 channel's decode would refuse it, it is larger than the line or record limit."""
@@ -88,75 +81,6 @@ class Phase(enum.Enum):
     INITIALIZING = "initialize sent, not answered"
     READY = "initialized: calls sent"
     FAILED = "the server refused initialize, answered a revision the relay does not speak, or timed out"
-
-
-class LineSplitter:
-    """Newline-delimited messages out of a byte stream, each at most ``max_line`` bytes.
-
-    A line longer than the limit is skipped to its newline, never held whole; ``too_large``
-    counts them. Blank lines (JSON whitespace only) are dropped. ``close`` gives the last line
-    if it had no newline.
-    """
-
-    __slots__ = ("max_line", "too_large", "_parts", "_held", "_skipping")
-
-    def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
-        if max_line < 1:
-            raise ValueError("max_line must be at least 1")
-        self.max_line: int = max_line
-        self.too_large: int = 0
-        self._parts: list[bytes] = []
-        self._held = 0
-        self._skipping = False
-
-    def feed(self, data: bytes) -> list[bytes]:
-        """The lines ``data`` completes, without their newlines."""
-        newline = data.find(b"\n")
-        if newline < 0:
-            self._hold(data)
-            return []
-        lines: list[bytes] = []
-        if self._skipping:
-            self._skipping = False
-        else:
-            self._keep(lines, b"".join((*self._parts, data[:newline])) if self._parts else data[:newline])
-        self._parts, self._held = [], 0
-        rest = data[newline + 1:].split(b"\n")
-        self._hold(rest.pop())
-        limit = self.max_line
-        if len(data) <= limit:  # no line can be over the limit: drop the blank ones in one C loop
-            lines += filter(_content, rest)
-            return lines
-        for line in rest:
-            if len(line) > limit:
-                self.too_large += 1
-            elif line.strip(JSON_WHITESPACE):
-                lines.append(line)
-        return lines
-
-    def close(self) -> list[bytes]:
-        """The last line, if the stream ended inside one."""
-        lines: list[bytes] = []
-        if not self._skipping and self._parts:
-            self._keep(lines, b"".join(self._parts))
-        self._parts, self._held, self._skipping = [], 0, False
-        return lines
-
-    def _hold(self, data: bytes) -> None:
-        if self._skipping or not data:
-            return
-        self._held += len(data)
-        if self._held > self.max_line:
-            self.too_large += 1
-            self._parts, self._held, self._skipping = [], 0, True
-        else:
-            self._parts.append(data)
-
-    def _keep(self, lines: list[bytes], line: bytes) -> None:
-        if len(line) > self.max_line:
-            self.too_large += 1
-        elif line.strip(JSON_WHITESPACE):
-            lines.append(line)
 
 
 @dataclass
@@ -246,8 +170,11 @@ class RelaySession:
         self.clock: Callable[[], float] = clock
         self.server_reading: bool = True
         """The driver's word: False while the server's stdin backs up (answers to it are dropped)."""
-        self.lines: LineSplitter = LineSplitter(max_line)
         self.record_limit: int = max_line + 1
+        self.framer: mcp_notifications.ChunkFramer = _framer(frame, max_line, self.record_limit)
+        """Lines to records: the core's ``ChunkFramer``, or the pure one over a caller's own ``frame``."""
+        self._settled = (0, 0)  # the framer's (invalid, too_large) already in the report
+        self._too_large_elsewhere = 0  # messages a transport skipped as over max_line
         self.outbox: Outbox = Outbox(outbox_bytes)
         self.report: RelayReport = RelayReport()
         self.phase: Phase = Phase.INITIALIZING
@@ -268,7 +195,7 @@ class RelaySession:
         """Read a chunk of the server's output: what to write back to the server (maybe nothing)."""
         if self.ended:
             return b""
-        return self._lines(self.lines.feed(data))
+        return self._framed(self.framer.feed(data))
 
     def receive_messages(self, messages: Sequence[bytes], too_large: int = 0) -> bytes:
         """Read whole messages (an HTTP body, an SSE event's data), each as a stdio line is read:
@@ -276,19 +203,15 @@ class RelaySession:
         as over ``max_line``. Returns the messages to send, each ending with a newline."""
         if self.ended:
             return b""
-        limit = self.lines.max_line
-        kept = [message for message in messages if len(message) <= limit and _content(message)]
-        self.lines.too_large += too_large + sum(len(message) > limit for message in messages)
-        self._settle_too_large()
-        return self._lines(kept)
+        self._too_large_elsewhere += too_large
+        return self._framed(self.framer.feed_messages(messages))
 
     def end_of_output(self) -> None:
         """The server's output ended: read its last line; queue the Error frame if the channel may carry one."""
         if self.ended:
             return
-        self._lines(self.lines.close())
+        self._framed(self.framer.close())
         self.ended = True
-        self._settle_too_large()
         if self.outbox.accepted == 0 and self.phase is not Phase.READY:
             self.report.unreachable = True
             self.outbox.offer(unreachable_frame())
@@ -339,78 +262,35 @@ class RelaySession:
 
     def finish_report(self) -> RelayReport:
         """The report with the outbox's drops folded in (call once, at the end)."""
-        self._settle_too_large()
+        self._settle()
         self.report.dropped["backpressure"] += self.outbox.dropped
         self.outbox.dropped = 0
         return self.report
 
-    def _settle_too_large(self) -> None:
-        new = self.lines.too_large
-        if new:
-            self.lines.too_large = 0
-            self.report.dropped["too_large"] += new
-            self.report.seen += new
-
-    def _lines(self, lines: list[bytes]) -> bytes:
-        # The lines framed in one pass (runs of notifications then queued whole); a refused line
-        # is counted and taken out, and the pass goes on after it, so one bad line does not send
-        # its whole chunk down a line-by-line path.
-        framed, lines = self._frame_all(lines)
+    def _framed(self, framed: mcp_notifications.Framed) -> bytes:
+        """A framer call's result read: its records queued, its other lines answered; the replies to write."""
+        records, count, payload_bytes, largest, others = framed
+        self._settle()
+        if count:
+            self.report.seen += count
+            self.outbox.offer_records(records, count, payload_bytes, largest)
+        if not others:
+            return b""
         replies: list[bytes] = []
-        limit, at, last = self.record_limit, 0, len(framed)
-        framed.append(None)  # a sentinel: index() finds the next answer, or this, in C
-        while True:
-            answer = framed.index(None, at)
-            run = framed[at:answer]
-            if run and max(map(len, run)) > limit:  # type: ignore[arg-type]  # index() ruled out None
-                self._offer_within_limit(run)  # type: ignore[arg-type]  # index() ruled out None
-            elif run:
-                self._offer(run)  # type: ignore[arg-type]
-            if answer == last:
-                return b"".join(replies)
-            self._message(lines[answer], replies)
-            at = answer + 1
+        for line in others:
+            self._message(line, replies)
+        return b"".join(replies)
 
-    def _frame_all(self, lines: list[bytes]) -> tuple[list[bytes | None], list[bytes]]:
-        """Each line framed (None: no notification), and the lines, both without the refused ones (counted).
-
-        ``lines`` is the caller's own list, which this changes."""
-        framed: list[bytes | None] = []
-        refused: list[int] = []
-        pending = iter(lines)
-        while True:
-            done = len(framed)
-            try:
-                framed.extend(map(self.frame, pending))
-                break
-            except DecodeError:
-                failed = len(lines) - operator.length_hint(pending) - 1  # the line map was framing
-            if len(framed) != failed:  # extend kept no partial result: frame the good lines again
-                del framed[done:]
-                framed.extend(map(self.frame, lines[done:failed]))  # framed[i] stands for lines[i]
-            refused.append(failed)
-            framed.append(None)  # a placeholder, taken out below with its line
-        if not refused:
-            return framed, lines
-        self.report.seen += len(refused)
-        self.report.dropped["invalid"] += len(refused)
-        for index in reversed(refused):  # a memmove each, in C: refusals are few
-            del framed[index], lines[index]
-        return framed, lines
-
-    def _offer_within_limit(self, run: list[bytes]) -> None:
-        """A run of payloads some of which are over the record limit (re-serialized longer than their
-        line: 1e5 -> 100000.0): those counted too large, the others queued in order."""
-        limit = self.record_limit
-        kept = [payload for payload in run if len(payload) <= limit]
-        self.report.seen += len(run) - len(kept)
-        self.report.dropped["too_large"] += len(run) - len(kept)
-        self._offer(kept)
-
-    def _offer(self, payloads: list[bytes]) -> None:
-        self.report.seen += len(payloads)
-        self.outbox.offer_all(payloads)
-        payloads.clear()
+    def _settle(self) -> None:
+        """The framer's refusals since the last call, into the report: each was a notification the server sent."""
+        framer = self.framer
+        invalid, too_large = framer.invalid, framer.too_large + self._too_large_elsewhere
+        new_invalid, new_too_large = invalid - self._settled[0], too_large - self._settled[1]
+        if new_invalid or new_too_large:
+            self._settled = (invalid, too_large)
+            self.report.seen += new_invalid + new_too_large
+            self.report.dropped["invalid"] += new_invalid
+            self.report.dropped["too_large"] += new_too_large
 
     def _message(self, line: bytes, replies: list[bytes]) -> None:
         """A line that is no notification: an answer to the relay, a request of it, or noise."""
@@ -481,6 +361,15 @@ class RelaySession:
     def _want_shutdown(self, reason: str) -> None:
         if self.shutdown_reason is None:
             self.shutdown_reason = reason
+
+
+def _framer(frame: Callable[[bytes], bytes | None], max_line: int, record_limit: int) -> mcp_notifications.ChunkFramer:
+    """The core's framer for the default frame; for another, the pure framer calling it (a benchmark's or a test's)."""
+    if frame is mcp_notifications.splice_notification:
+        return mcp_notifications.ChunkFramer(max_line, record_limit)
+    framer = _mcp_notifications_py.ChunkFramer(max_line, record_limit)
+    framer._splice = frame
+    return framer
 
 
 def _is_error_result(answer: dict[str, Any]) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import signal
@@ -121,6 +122,30 @@ def _http_target(args: argparse.Namespace, command: list[str]) -> tuple[str, lis
     return url, headers
 
 
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
+
+ALLOCATOR_KEEPS = {M_MMAP_THRESHOLD: 4 << 20, M_TRIM_THRESHOLD: 32 << 20}
+"""glibc's defaults give a block over 128 KiB its own mapping, unmapped when freed, and trim the
+heap's free top past 128 KiB: a relay that reads 256 KiB chunks and writes as many bytes of
+records would fault in fresh zeroed pages for every chunk (a quarter of its CPU on a fast server:
+``benchmarks/relay_cost.py``, 0.46 -> 0.33 CPU seconds for 150 MB). Blocks up to 4 MiB come from
+the heap instead, and up to 32 MiB of freed heap is kept for the next chunk."""
+
+
+def _keep_freed_memory() -> None:
+    """Tune glibc's allocator for the relay's chunk-sized blocks (Linux with glibc; elsewhere nothing)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt  # musl has it too (it ignores both)
+        for parameter, value in ALLOCATOR_KEEPS.items():
+            mallopt(parameter, value)
+    except (OSError, AttributeError):
+        pass
+
+
 def cmd_relay(args: argparse.Namespace) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if args.url is not None:
@@ -134,6 +159,8 @@ def cmd_relay(args: argparse.Namespace) -> int:
                          "--url, inspect and encode run everywhere")
     options = _options(args)
     out_fd = os.dup(sys.stdout.fileno()) if args.out in (None, "-") else create_private(args.out)
+    _keep_freed_memory()
+    gc.freeze()  # what start-up made lives as long as the process: the collector need not walk it again
     if args.url is not None:
         report, status = asyncio.run(_run_http(url, headers, out_fd, options))
     else:

@@ -1,0 +1,309 @@
+# ChunkFramer, the relay's hot loop, compiled: the twin of ChunkFramer in _mcp_notifications_py.py.
+# Included by _mcp_notifications_c.pyx, whose scan (dc_scan_notification), parsing twin
+# (_parsed_splice) and errors it uses. A chunk is split, scanned and written as records without a
+# Python object per notification; only the lines that are no notification become bytes.
+
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.ref cimport Py_XDECREF
+from libc.string cimport memchr, memmove
+
+cdef extern from "Python.h":
+    PyObject* _new_bytes "PyBytes_FromStringAndSize"(const char* data, Py_ssize_t size) except NULL
+    int _PyBytes_Resize(PyObject** bytes, Py_ssize_t size) except -1
+    char* _bytes_data "PyBytes_AS_STRING"(PyObject* bytes)
+
+from diverge_codec._mcp_notifications_py import (
+    FRAMER_BUSY as _FRAMER_BUSY,
+    FRAMER_INIT_TWICE as _FRAMER_INIT_TWICE,
+    FRAMER_NO_PICKLE as _FRAMER_NO_PICKLE,
+    FRAMER_NOT_READY as _FRAMER_NOT_READY,
+    framer_chunk as _framer_chunk,
+    framer_limits as _framer_limits,
+    framer_messages as _framer_messages,
+    framer_parse as _framer_parse,
+)
+
+
+cdef struct _Records:
+    PyObject* owned  # a bytes object nothing else refers to: no Python code can reach or resize it
+    Py_ssize_t size, capacity, count, total, largest
+
+
+cdef char* _record(_Records* out, Py_ssize_t payload) except NULL:
+    """Room for one record of ``payload`` bytes at the end of ``out``, its length written: where the payload goes.
+
+    The pointer is good until the next call that can run Python code or resize ``out``."""
+    cdef Py_ssize_t need = out.size + 4 + payload, capacity
+    if need > out.capacity:
+        capacity = need if need > out.capacity + (out.capacity >> 1) else out.capacity + (out.capacity >> 1)
+        _PyBytes_Resize(&out.owned, capacity)  # on failure: owned is NULL, MemoryError set
+        out.capacity = capacity
+    cdef unsigned char* at = <unsigned char*>_bytes_data(out.owned) + out.size
+    at[0] = <unsigned char>(payload >> 24)
+    at[1] = <unsigned char>(payload >> 16)
+    at[2] = <unsigned char>(payload >> 8)
+    at[3] = <unsigned char>payload
+    out.size = need
+    out.count += 1
+    out.total += payload
+    if payload > out.largest:
+        out.largest = payload
+    return <char*>(at + 4)
+
+
+cdef extern from "_jsonscan.h":
+    int dc_space(unsigned char c) noexcept nogil
+
+
+cdef inline bint _blank(const char* data, Py_ssize_t size) noexcept:
+    cdef Py_ssize_t index
+    for index in range(size):
+        if not dc_space(<unsigned char>data[index]):
+            return False
+    return True
+
+
+@cython.final
+@cython.auto_pickle(False)
+cdef class ChunkFramer:
+    """ChunkFramer(max_line, record_limit)
+--
+
+The relay's hot loop: a server's output in, the channel's records out, one call per chunk.
+
+    ``feed`` splits a chunk into lines (a partial last line is carried to the next call),
+    makes each notification a record (the 4-byte big-endian length, then
+    ``splice_notification``'s payload) and returns ``(records, count, payload_bytes,
+    largest, others)``: the records, how many, their payloads' total and largest size, and
+    the lines that are no notification (answers, requests, other JSON), in order. Blank
+    lines (JSON whitespace only) are dropped. A line over ``max_line`` (its newline not
+    counted; never held whole) and a payload over ``record_limit`` add to ``too_large``, a
+    notification the channel would refuse to ``invalid``: both counters only grow.
+    ``feed_messages`` reads whole messages (an HTTP body, an event's data) as lines;
+    ``close`` reads the last line when the output ended inside one. One framer reads one
+    stream: a call from inside another (a callback, a hook, another thread) raises
+    RuntimeError.
+    """
+
+    cdef readonly Py_ssize_t max_line, record_limit, invalid, too_large
+    cdef char* _buffer  # the chunk being read, its newlines turned to NULs, then the partial line carried
+    cdef Py_ssize_t _capacity, _held  # the buffer's size; the partial line's, at its start
+    cdef bint _ready  # __init__ has run to the end
+    cdef bint _skipping  # a line over max_line is being skipped to its newline
+    cdef bint _claimed, _busy
+
+    def __init__(self, max_line, record_limit):
+        if self._claimed:
+            raise RuntimeError(_FRAMER_INIT_TWICE)
+        self._claimed = True
+        cdef tuple limits = _framer_limits(max_line, record_limit)
+        self.max_line = limits[0]
+        self.record_limit = limits[1]
+        self._ready = True  # the commit: from here the framer is ready
+
+    def __dealloc__(self):
+        PyMem_Free(self._buffer)
+
+    @property
+    def pending(self):
+        """Bytes of a partial line held for the next call."""
+        return self._held
+
+    def __repr__(self):
+        if not self._ready:
+            return "<ChunkFramer not initialised>"
+        return f"<ChunkFramer invalid={self.invalid} too_large={self.too_large} pending={self._held}>"
+
+    def __reduce__(self):
+        raise TypeError(_FRAMER_NO_PICKLE)
+
+    cdef int _enter(self) except -1:
+        """Refuse a framer that is not ready, or in use; no Python code runs between the check and the mark."""
+        if not self._ready:
+            raise RuntimeError(_FRAMER_NOT_READY)
+        if self._busy:
+            raise RuntimeError(_FRAMER_BUSY)
+        self._busy = True
+        return 0
+
+    def feed(self, data):
+        """Read the next chunk of the server's output: the records of the lines it completes."""
+        return self._call(0, data)
+
+    def feed_messages(self, messages):
+        """Read whole messages, each as one line (newlines inside it are JSON whitespace)."""
+        return self._call(1, messages)
+
+    def close(self):
+        """The output ended: the record of its last line if it had no newline (the framer starts afresh)."""
+        return self._call(2, None)
+
+    cdef tuple _call(self, int which, object argument):
+        """One guarded entry for the three calls (one copy of the guard's code)."""
+        self._enter()
+        try:
+            if which == 0:
+                return self._feed(_framer_chunk(argument, "feed"))
+            if which == 1:
+                return self._feed_messages(_framer_messages(argument))
+            return self._close()
+        finally:
+            self._busy = False
+
+    cdef int _reserve(self, Py_ssize_t size) except -1:
+        """Room for ``size`` bytes and a NUL in the buffer, the partial line kept; a buffer grown for a
+        long line is given back once it holds little."""
+        cdef Py_ssize_t capacity = size + 1
+        if capacity < 1 << 16:
+            capacity = 1 << 16
+        if capacity <= self._capacity and not (self._capacity > 1 << 22 and capacity < self._capacity >> 3):
+            return 0
+        cdef char* grown = <char*>PyMem_Realloc(self._buffer, <size_t>capacity)
+        if grown == NULL:
+            raise MemoryError()
+        self._buffer, self._capacity = grown, capacity
+        return 0
+
+    cdef tuple _feed(self, bytes chunk):
+        """Lines read where they lie in the chunk (a bytes object: a newline or its NUL follows each,
+        which is all the scan asks); only a line begun in an earlier chunk is put together in the buffer."""
+        cdef const char* data = PyBytes_AS_STRING(chunk)
+        cdef Py_ssize_t size = PyBytes_GET_SIZE(chunk), at = 0, end, held = self._held
+        cdef const char* newline = <const char*>memchr(data, 10, <size_t>size)
+        if newline == NULL:  # no line ends here: hold it all, or go on skipping
+            if not self._skipping:
+                self._hold(data, size)
+            return (b"", 0, 0, 0, [])
+        cdef list others = []
+        cdef _Records out
+        out.owned = NULL
+        out.size = out.count = out.total = out.largest = 0
+        out.capacity = held + size + 64
+        try:
+            out.owned = _new_bytes(NULL, out.capacity)
+            end = newline - data
+            if self._skipping:  # the rest of a line over max_line: never held
+                self._skipping = False
+            elif held:
+                if held + end > self.max_line:
+                    self.too_large += 1
+                else:
+                    self._reserve(held + end)
+                    memcpy(self._buffer + held, data, <size_t>end)
+                    self._buffer[held + end] = 0  # the scan reads up to a NUL, as in a bytes object
+                    self._line(self._buffer, held + end, None, &out, others)
+            else:
+                self._line(data, end, None, &out, others)
+            self._held = 0
+            at = end + 1
+            while True:
+                newline = <const char*>memchr(data + at, 10, <size_t>(size - at))
+                if newline == NULL:
+                    break
+                end = newline - data
+                self._line(data + at, end - at, None, &out, others)
+                at = end + 1
+            self._hold(data + at, size - at)
+            return _framed(&out, others)
+        finally:
+            Py_XDECREF(out.owned)
+
+    cdef int _hold(self, const char* data, Py_ssize_t size) except -1:
+        """Keep a partial line for the next call, or skip it to its newline once it is over max_line."""
+        if size == 0:
+            return 0
+        if self._held + size > self.max_line:
+            self._held = 0
+            self._skipping = True
+            self.too_large += 1
+            return 0
+        self._reserve(self._held + size)
+        memcpy(self._buffer + self._held, data, <size_t>size)
+        self._held += size
+        return 0
+
+    cdef tuple _feed_messages(self, list messages):
+        cdef list others = []
+        cdef _Records out
+        cdef bytes message
+        cdef Py_ssize_t capacity = 64
+        for message in messages:
+            capacity += PyBytes_GET_SIZE(message)
+        out.owned = NULL
+        out.size = out.count = out.total = out.largest = 0
+        out.capacity = capacity
+        try:
+            out.owned = _new_bytes(NULL, out.capacity)
+            for message in messages:  # our own list of bytes, each ending in a NUL: nothing else can change them
+                self._line(PyBytes_AS_STRING(message), PyBytes_GET_SIZE(message), message, &out, others)
+            return _framed(&out, others)
+        finally:
+            Py_XDECREF(out.owned)
+
+    cdef tuple _close(self):
+        cdef Py_ssize_t held = self._held
+        cdef bint skipping = self._skipping
+        self._held, self._skipping = 0, False
+        if skipping or not held:
+            return (b"", 0, 0, 0, [])
+        return self._feed_messages([PyBytes_FromStringAndSize(self._buffer, held)])  # the last line, alone
+
+    cdef int _line(self, const char* data, Py_ssize_t size, object line, _Records* out, list others) except -1:
+        """One line, its newline left out, followed by a newline or a NUL. ``data`` lies in a bytes object the caller
+        holds (``line``, if not None, holds exactly these bytes) or in the framer's buffer, which only a
+        call of this busy framer changes: it stays good across Python code."""
+        cdef dc_splice splice
+        cdef int status
+        cdef Py_ssize_t length, index
+        cdef size_t at
+        cdef char* into
+        if size > self.max_line:
+            self.too_large += 1
+            return 0
+        status = dc_scan_notification(data, <size_t>size, &splice)
+        if status == DC_NOTIFICATION:
+            length = <Py_ssize_t>(splice.end - splice.start - splice.removed + 1)
+            if length > self.record_limit:
+                self.too_large += 1
+                return 0
+            into = _record(out, length)
+            into[0] = 0
+            into += 1
+            at = splice.start
+            for index in range(<Py_ssize_t>splice.ncuts):
+                memcpy(into, data + at, splice.cuts[index][0] - at)
+                into += splice.cuts[index][0] - at
+                at = splice.cuts[index][1]
+            memcpy(into, data + at, splice.end - at)
+            return 0
+        if status == DC_NOT_NOTIFICATION:
+            if not _blank(data, size):
+                others.append(line if line is not None else PyBytes_FromStringAndSize(data, size))
+            return 0
+        if status == DC_INVALID or status == DC_METHOD or status == DC_PARAMS or status == DC_META:
+            self.invalid += 1  # the scan refuses what orjson refuses: no parse needed, no words are kept
+            return 0
+        if line is None:
+            line = PyBytes_FromStringAndSize(data, size)
+        payload = _framer_parse(line)  # Python code: what the scan leaves to the parser (DC_UNSURE)
+        if payload is False:
+            self.invalid += 1
+            return 0
+        if payload is None:
+            others.append(line)
+            return 0
+        length = PyBytes_GET_SIZE(payload)
+        if length > self.record_limit:
+            self.too_large += 1
+            return 0
+        memcpy(_record(out, length), PyBytes_AS_STRING(payload), <size_t>length)
+        return 0
+
+
+cdef tuple _framed(_Records* out, list others):
+    """The call's result; ``out`` gives up its bytes object to it."""
+    _PyBytes_Resize(&out.owned, out.size)
+    cdef object records = <object>out.owned
+    Py_XDECREF(out.owned)
+    out.owned = NULL
+    return (records, out.count, out.total, out.largest, others)
