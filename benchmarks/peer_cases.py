@@ -93,6 +93,42 @@ def _msgspec_decoders() -> dict[str, Any]:
     }
 
 
+def msgspec_encode_peer() -> tuple[Any, Any]:
+    """What a msgspec user encodes ENCODE_142 from: an Encoder and a Struct typed after the notification.
+
+    The Struct instance is decoded from the same JSON, as our frame is. omit_defaults and
+    numbers typed int or float, so that it writes the very bytes ours writes after the tag.
+    """
+    Struct = msgspec.Struct
+
+    class ProgressParams(Struct, omit_defaults=True):
+        progressToken: Union[str, int]
+        progress: Union[int, float]
+        total: Optional[Union[int, float]] = None
+        message: Optional[str] = None
+
+    class Progress(Struct, omit_defaults=True, tag_field="method", tag="notifications/progress"):
+        params: ProgressParams
+        jsonrpc: Optional[str] = None
+
+    body = orjson.dumps(ENCODE_142)
+    encoder, struct = msgspec.json.Encoder(), msgspec.json.decode(body, type=Progress)
+    assert encoder.encode(struct) == body
+    return encoder, struct
+
+
+APPENDED = bytearray()
+
+
+def appending(write: Callable[[], Any]) -> Callable[[], None]:
+    """write() appending to APPENDED, emptied past 64 KB as a sender clears its buffer: each side pays the same check."""
+    def step() -> None:
+        write()
+        if len(APPENDED) > 65536:
+            del APPENDED[:]
+    return step
+
+
 @dataclass(frozen=True)
 class PeerCase:
     """One measurement: ours against bare orjson, and msgspec where it is installed."""
@@ -128,6 +164,11 @@ def peer_cases(implementation: str = "cython") -> list[PeerCase]:
                                   ("Inactive decode", 3, INACTIVE, "values")):
         cases.append(PeerCase(f"tools-begin {label}", lambda body=body: orjson.loads(body),
                               lambda payload=bytes([tag]) + body: tb.decode(payload), of(key, body)))
+    encoder, struct = msgspec_encode_peer() if msgspec is not None else (None, None)
     cases.append(PeerCase("notification encode, 142 B", lambda: orjson.dumps(ENCODE_142), lambda: mn.encode(frame_142),
-                          None if peer is None else (lambda: peer["encoder"].encode(ENCODE_142))))
+                          None if peer is None else (lambda: encoder.encode(struct))))
+    cases.append(PeerCase("notification encode_into (appends), 142 B",
+                          appending(lambda: APPENDED.extend(orjson.dumps(ENCODE_142))),
+                          appending(lambda: mn.encode_into(frame_142, APPENDED)),
+                          None if peer is None else appending(lambda: encoder.encode_into(struct, APPENDED, -1))))
     return cases

@@ -205,14 +205,21 @@ def test_every_refusal_leaves_the_buffer_as_it_was(index):
 @pytest.mark.parametrize("frame_of", [
     lambda mn: mn.Notification({"method": "m"}), lambda mn: with_params(mn, 0.5), lambda mn: mn.Error(ErrorData(1, "m")),
 ])
-def test_a_buffer_with_a_view_is_refused_and_kept(mn, frame_of):
+@pytest.mark.parametrize("room", [False, True])
+def test_a_buffer_with_a_view_is_refused_and_kept(mn, frame_of, room):
+    """Refused with room for the payload too, where the compiled core would set the size itself."""
     out = bytearray(b"abc")
+    if room:
+        out = bytearray(b"abc" * 100)
+        del out[200:]  # a bytearray keeps its block down to half of it
+        assert out.__alloc__() - len(out) > len(mn.encode(frame_of(mn))) + 1
+    kept = bytes(out)
     view = memoryview(out)
     with pytest.raises(BufferError) as caught:
         mn.encode_into(frame_of(mn), out)
     assert str(caught.value) == "Existing exports of data: object cannot be re-sized"
     view.release()
-    assert out == b"abc"
+    assert out == kept
 
 
 @pytest.mark.parametrize("frame_of", [
@@ -269,3 +276,65 @@ def test_the_buffer_is_named_as_tools_begin_names_it(mn):
     out = bytearray()
     mn.encode_into(mn.Notification({"method": "a"}), buffer=out)
     assert out == b'\x00{"method":"a"}'
+
+
+# The writer reads plain ASCII str a word at a time, the last word reaching back over the bytes
+# before it (into the str's header where the str is shorter than a word): every length around
+# the word sizes, as keys and as values, and an escape at every place in it.
+PLAIN = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMN"
+
+
+@pytest.mark.parametrize("length", range(0, 41))
+def test_plain_strs_of_every_length_as_keys_and_values(length):
+    text = PLAIN[:length]
+    for params in ({text: text}, {"k": text, text: 1, "z": [text]}, {"_meta": {text: text}, text: None}):
+        expected = b'\x00{"method":' + _json.dumps(text) + b',"params":' + _json.dumps(params) + b"}"
+        for mn in both():
+            frame = mn.Notification({"method": text, "params": params})
+            assert mn.encode(frame) == expected
+            out = bytearray(b"x")
+            mn.encode_into(frame, out)
+            assert out == b"x" + expected
+
+
+@pytest.mark.parametrize("length", [1, 2, 7, 8, 9, 15, 16, 17, 24, 33])
+@pytest.mark.parametrize("needs_escape", ['"', "\\", "\n", "\x00", "\x1f", "\x7f", "é"])
+def test_an_escape_at_every_place(length, needs_escape):
+    for place in range(length):
+        text = PLAIN[:place] + needs_escape + PLAIN[place + 1:length]
+        params = {text: text, "v": [text]}
+        expected = b'\x00{"method":"m","params":' + _json.dumps(params) + b"}"
+        for mn in both():
+            frame = mn.Notification({"method": "m", "params": params})
+            assert mn.encode(frame) == expected
+
+
+@pytest.mark.parametrize("exponent", range(0, 20))
+def test_ints_at_every_digit_count(exponent):
+    values = [10**exponent - 1, 10**exponent, 10**exponent + 1]
+    values += [-value for value in values if value <= 2**63] + [2**64 - 1, -(2**63), 2**63, 99, 100, 101]
+    expected = b'\x00{"method":"m","params":{"v":' + _json.dumps(values) + b"}}"
+    for mn in both():
+        assert mn.encode(with_params(mn, values)) == expected
+
+
+@pytest.mark.parametrize("shape", ["empty", "room", "front cut", "after clear"])
+def test_appending_to_bytearrays_of_every_shape(mn, shape):
+    """A bytearray with room or none, whose bytes start past its block, or that was emptied: one payload each."""
+    out = bytearray()
+    if shape == "room":
+        out = bytearray(b"r" * 4000)
+        del out[1000:]
+    elif shape == "front cut":
+        out = bytearray(b"f" * 300)
+        del out[:299]
+    elif shape == "after clear":
+        out = bytearray(b"c" * 300)
+        out.clear()
+    before = bytes(out)
+    frames = [mn.Notification({"method": "m", "params": {"k": "v" * size}}) for size in (0, 1, 7, 100, 5000)]
+    for frame in frames:
+        mn.encode_into(frame, out)
+    assert bytes(out) == before + b"".join(mn.encode(frame) for frame in frames)
+    out.extend(b"!")  # the bytearray works as one after
+    assert out.endswith(b"}!")

@@ -176,6 +176,45 @@ def test_threads_decode_alike(mn):
     assert all(all(out) and len(out) == 30 for out in results)
 
 
+def test_encode_into_a_bytearray_other_threads_resize(mn):
+    """Every append is one whole payload, whatever other threads do to the bytearray between calls.
+
+    The compiled encode_into reads the bytearray's size and room once, after the body is
+    written, and sets the size itself where there is room: nothing between runs Python code.
+    """
+    frame = mn.Notification({"method": "m", "params": {"k": "v" * 200, "n": [1, 2, 3]}})
+    payload = mn.encode(frame)
+    out = bytearray()
+    stop = threading.Event()
+
+    def churn():
+        while not stop.is_set():
+            out.extend(b"." * 300)
+            del out[:len(out) // 2]
+            if len(out) > 100_000:
+                out.clear()
+
+    def append(results):
+        for _ in range(2000):
+            mn.encode_into(frame, out)
+        results.append(True)
+
+    results: list[bool] = []
+    churners = [threading.Thread(target=churn) for _ in range(2)]
+    appenders = [threading.Thread(target=append, args=(results,)) for _ in range(2)]
+    for thread in churners + appenders:
+        thread.start()
+    for thread in appenders:
+        thread.join()
+    stop.set()
+    for thread in churners:
+        thread.join()
+    assert results == [True, True]
+    out.clear()
+    mn.encode_into(frame, out)
+    assert out == payload
+
+
 def test_a_decode_inside_a_decode_reads_its_own_body(pair):
     # The compiled cores parse through one window (a bytearray) they repoint at each body. A
     # finalizer the GC runs mid-parse (an allocation can start a collection) may decode another

@@ -24,7 +24,10 @@
 #include <string.h>
 
 #define DC_WRITE_LOCAL 1024
-#define DC_WRITE_MAX_DEPTH 254  /* _json.ENCODE_MAX_DEPTH, orjson's writing limit */
+#define DC_WRITE_MAX_DEPTH 254
+#ifndef DC_APPEND_GROWTH
+#define DC_APPEND_GROWTH(size) ((size) > 2 ? (size) - 2 : 0)
+#endif  /* _json.ENCODE_MAX_DEPTH, orjson's writing limit */
 
 typedef struct {
     char *data;
@@ -112,6 +115,31 @@ static inline uint64_t dc_escapes_in(uint64_t x) {
     uint64_t quote = x ^ (ones * '"'), backslash = x ^ (ones * '\\');
     return ((x - ones * 0x20) | (quote - ones) | (backslash - ones)) & ~x & (ones * 0x80);
 }
+
+/* A compact ASCII str of one byte or more, quoted, at out, 8 bytes at a time and each word
+ * stored whole; the last word is the 8 bytes that end the string, those before its last
+ * 1 to 8 shifted out (they reach back into the str's header where it is shorter than 8:
+ * a compact str's bytes follow its header in one block). Room for length + 10 bytes at
+ * out. 0 where a byte needs an escape: what it stored is then to be overwritten. */
+static inline int dc_put_plain(char *out, PyObject *text, Py_ssize_t length) {
+    const unsigned char *data = PyUnicode_1BYTE_DATA(text);
+    uint64_t word, found = 0;
+    Py_ssize_t index = 0;
+    *out++ = '"';
+    for (; index + 8 < length; index += 8) {
+        memcpy(&word, data + index, 8);
+        memcpy(out + index, &word, 8);
+        found |= dc_escapes_in(word);
+    }
+    int shift = 8 * (int)(index + 8 - length);
+    memcpy(&word, data + length - 8, 8);
+    word >>= shift;
+    memcpy(out + index, &word, 8);
+    found |= dc_escapes_in(word) & (~0ULL >> shift);
+    out[length] = '"';
+    return !found;
+}
+#define DC_IS_PLAIN(text, length) (PyUnicode_IS_COMPACT_ASCII(text) && (length) >= 1)
 #else
 #define DC_WORDS 0
 #endif
@@ -187,6 +215,11 @@ static int dc_write_str(dc_writer *w, PyObject *text) {
     return 1;
 }
 
+static const char dc_pairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
 static int dc_write_int(dc_writer *w, PyObject *value) {
     int overflow = 0;
     unsigned long long magnitude;
@@ -225,16 +258,22 @@ static int dc_write_int(dc_writer *w, PyObject *value) {
         return 0;
     }
     if (!dc_writer_reserve(w, 21)) return 0;
-    char digits[20];
-    int count = 0;
-    do {
-        digits[count++] = (char)('0' + magnitude % 10);
-        magnitude /= 10;
-    } while (magnitude);
+    int count = 1;
+    for (unsigned long long bound = 10; count < 20 && magnitude >= bound; bound *= 10) count++;
     char *out = w->data + w->size;
     if (negative) *out++ = '-';
-    while (count) *out++ = digits[--count];
-    w->size = out - w->data;
+    char *end = out + count;
+    while (magnitude >= 100) {
+        end -= 2;
+        memcpy(end, dc_pairs + 2 * (magnitude % 100), 2);
+        magnitude /= 100;
+    }
+    if (magnitude >= 10) {
+        memcpy(end - 2, dc_pairs + 2 * magnitude, 2);
+    } else {
+        end[-1] = (char)('0' + magnitude);
+    }
+    w->size = out + count - w->data;
     return 1;
 }
 
@@ -259,23 +298,61 @@ static inline int dc_str_is(PyObject *text, const char *name, Py_ssize_t size) {
  * left to the caller (0), which words the refusal. */
 enum { DC_CHECK_NONE, DC_CHECK_BODY, DC_CHECK_PARAMS };
 
+/* A str of plain ASCII written; 0 where it is not one, or where there is no memory (the
+ * caller writes it the long way, which answers the same). */
+static inline int dc_write_plain(dc_writer *w, PyObject *text) {
+#if DC_WORDS
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    if (DC_IS_PLAIN(text, length) && dc_writer_reserve(w, length + 10) &&
+        dc_put_plain(w->data + w->size, text, length)) {
+        w->size += length + 2;
+        return 1;
+    }
+#else
+    (void)w;
+    (void)text;
+#endif
+    return 0;
+}
+
+/* A member's key and its colon, after a comma unless it is the first member. */
+static inline int dc_write_key(dc_writer *w, PyObject *key, int first) {
+    if (Py_TYPE(key) != &PyUnicode_Type) return 0;
+#if DC_WORDS
+    Py_ssize_t length = PyUnicode_GET_LENGTH(key);
+    if (DC_IS_PLAIN(key, length)) {
+        if (!dc_writer_reserve(w, length + 12)) return 0;
+        char *out = w->data + w->size;
+        *out = ',';
+        out += !first;
+        if (dc_put_plain(out, key, length)) {
+            out[length + 2] = ':';
+            w->size = out + length + 3 - w->data;
+            return 1;
+        }
+    }
+#endif
+    if (!first && !dc_write_raw(w, ",", 1)) return 0;
+    return dc_write_str(w, key) && dc_write_raw(w, ":", 1);
+}
+
 static int dc_write_dict(dc_writer *w, PyObject *dict, int depth, int check) {
     Py_ssize_t position = 0;
     PyObject *key, *item;
     if (!dc_write_raw(w, "{", 1)) return 0;
-    int first = 1;
-    while (PyDict_Next(dict, &position, &key, &item)) {
-        if (!first && !dc_write_raw(w, ",", 1)) return 0;
-        first = 0;
-        if (Py_TYPE(key) != &PyUnicode_Type || !dc_write_str(w, key) || !dc_write_raw(w, ":", 1)) return 0;
+    /* as many members as it holds (nothing here can change it): no call to find the end */
+    Py_ssize_t size = PyDict_GET_SIZE(dict);
+    for (Py_ssize_t left = size; left > 0 && PyDict_Next(dict, &position, &key, &item); left--) {
+        if (!dc_write_key(w, key, left == size)) return 0;
         if (check == DC_CHECK_BODY && dc_str_is(key, "params", 6) && item != Py_None) {
             if (Py_TYPE(item) != &PyDict_Type || depth + 1 > DC_WRITE_MAX_DEPTH ||
                 !dc_write_dict(w, item, depth + 1, DC_CHECK_PARAMS)) return 0;
         } else if (check == DC_CHECK_PARAMS && dc_str_is(key, "_meta", 5) && item != Py_None &&
                    Py_TYPE(item) != &PyDict_Type) {
             return 0;
-        } else if (!dc_write_value(w, item, depth)) {
-            return 0;
+        } else if (!(Py_TYPE(item) == &PyUnicode_Type && dc_write_plain(w, item)) &&
+                   !dc_write_value(w, item, depth)) {
+            return 0;  /* a plain str is written here: no call for the members' commonest value */
         }
     }
     return dc_write_raw(w, "}", 1);
@@ -295,7 +372,7 @@ static int dc_write_container(dc_writer *w, PyObject *container, int depth) {
 /* value inside a container at depth (0: the body itself). */
 static int dc_write_value(dc_writer *w, PyObject *value, int depth) {
     PyTypeObject *kind = Py_TYPE(value);
-    if (kind == &PyUnicode_Type) return dc_write_str(w, value);
+    if (kind == &PyUnicode_Type) return dc_write_plain(w, value) || dc_write_str(w, value);
     if (kind == &PyLong_Type) return dc_write_int(w, value);
     if (kind == &PyDict_Type || kind == &PyList_Type) return dc_write_container(w, value, depth + 1);
     if (value == Py_None) return dc_write_raw(w, "null", 4);
@@ -339,22 +416,29 @@ static int dc_append_tagged(PyObject *out, int tag, const char *data, Py_ssize_t
     }
     Py_ssize_t after = before + size + (tag >= 0);
     PyByteArrayObject *array = (PyByteArrayObject *)out;
-    if (after + 1 + (array->ob_start - array->ob_bytes) > array->ob_alloc && after < PY_SSIZE_T_MAX / 3) {
-        /* Room for half as much again first, then the size: a bytearray keeps its room when it
-         * shrinks by less than half, so a caller appending frame after frame reallocates (and
-         * copies what it holds) once in a while, not every eighth of its size, as bytearray's
-         * own growth would. Without the memory for the room, the exact size is tried alone. */
-        if (PyByteArray_Resize(out, after + after / 2) < 0) {
-            if (!PyErr_ExceptionMatches(PyExc_MemoryError)) return -1;  /* exports: as it was */
-            PyErr_Clear();
+    if (array->ob_exports == 0 && after + 1 + (array->ob_start - array->ob_bytes) <= array->ob_alloc) {
+        /* room, and no view: what PyByteArray_Resize does then, without the call */
+        Py_SET_SIZE(out, after);
+        array->ob_start[after] = '\0';
+    } else {
+        if (after < PY_SSIZE_T_MAX / 3) {
+            /* Room for DC_APPEND_GROWTH more first, then the size: a bytearray keeps its room
+             * while its size is at least half of it, so a caller appending frame after frame
+             * reallocates (and copies what it holds) once in a while, not every eighth of its
+             * size, as bytearray's own growth would. Without the memory for the room, the
+             * exact size is tried alone. */
+            if (PyByteArray_Resize(out, after + DC_APPEND_GROWTH(after)) < 0) {
+                if (!PyErr_ExceptionMatches(PyExc_MemoryError)) return -1;  /* exports: as it was */
+                PyErr_Clear();
+            }
         }
-    }
-    if (PyByteArray_Resize(out, after) < 0) {
-        PyObject *kind, *value, *traceback;  /* cannot happen after the room was made; kept as it was all the same */
-        PyErr_Fetch(&kind, &value, &traceback);
-        (void)PyByteArray_Resize(out, before);
-        PyErr_Restore(kind, value, traceback);
-        return -1;
+        if (PyByteArray_Resize(out, after) < 0) {
+            PyObject *kind, *value, *traceback;  /* cannot happen after the room was made; kept as it was all the same */
+            PyErr_Fetch(&kind, &value, &traceback);
+            (void)PyByteArray_Resize(out, before);
+            PyErr_Restore(kind, value, traceback);
+            return -1;
+        }
     }
     char *into = PyByteArray_AS_STRING(out) + before;
     if (tag >= 0) *into++ = (char)tag;
