@@ -60,6 +60,25 @@ def test_summary_clips_what_a_record_can_make_long(tb):
     assert len(summary(frame)) == 200 and summary(frame).endswith("...")
 
 
+@pytest.mark.parametrize("writer", [Text, JsonLines])
+def test_frames_are_written_as_one_block_at_flush(mn, writer):
+    out = io.StringIO()
+    output = writer(out=out)
+    frames = [mn.decode(p) for p in samples.mcp_notifications_session()]
+    for index, frame in enumerate(frames * 2):
+        output.frame("mcp-notifications", index, frame, 100 + index)
+    assert out.getvalue() == "" and len(output.lines) == 2 * len(frames)  # held until the batch ends
+    output.flush()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2 * len(frames) and output.lines == []
+    if writer is Text:  # the cached start and summary give what the first frame of each kind got
+        assert lines[0] == f"    0    0  Notification      100  {summary(frames[0])}"
+        assert lines[len(frames)] == f"{len(frames):5d}    0  Notification    {100 + len(frames):5d}  {summary(frames[0])}"
+    output.frame("mcp-notifications", 9, frames[0], 1)
+    output.end("mcp-notifications", "x", 10, {"message": "ok", "valid": True})
+    assert out.getvalue().splitlines()[-3 if writer is Text else -2].startswith("    9" if writer is Text else '{"type":"frame"')
+
+
 # the envelope and hex readers ------------------------------------------------
 
 

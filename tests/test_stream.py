@@ -31,13 +31,19 @@ def test_record_exact_bytes(sm):
     assert file.getvalue() == b"\x00\x00\x00\x03xyz"
 
 
-def test_split_returns_views_into_bytes(sm):
+def test_split_copies_short_records_and_views_long_ones(sm):
     stream = b"\x00\x00\x00\x02ab\x00\x00\x00\x00\x00\x00\x00\x01c"
-    records = sm.split_records(stream)
-    assert [bytes(r) for r in records] == [b"ab", b"", b"c"]
-    assert all(type(r) is memoryview and r.obj is stream for r in records)
-    assert [bytes(r) for r in sm.split_records(bytearray(stream))] == [b"ab", b"", b"c"]
+    assert sm.split_records(stream) == [b"ab", b"", b"c"]
+    assert all(type(r) is bytes for r in sm.split_records(stream))
+    assert sm.split_records(bytearray(stream)) == [b"ab", b"", b"c"]
     assert sm.split_records(b"") == []
+    long = b"".join(sm.record(bytes([n]) * size) for n, size in enumerate([2047, 2048, 1, 70000]))
+    records = sm.split_records(long)
+    assert [type(r) for r in records] == [bytes, memoryview, bytes, memoryview]
+    assert records[1].obj is long and records[1].readonly and records[1] == b"\x01" * 2048
+    assert records[3] == b"\x03" * 70000
+    copied = sm.split_records(bytearray(long))  # views into the copy split_records made
+    assert [type(r) for r in copied] == [bytes, memoryview, bytes, memoryview] and copied == records
 
 
 def test_split_refusals(sm):
@@ -70,9 +76,14 @@ def test_reader_incremental(sm):
     assert reader.pending == 2
     assert reader.feed(b"\x00\x03a") == []
     out = reader.feed(b"bc\x00\x00\x00\x01d\x00")
-    assert [bytes(r) for r in out] == [b"abc", b"d"]
-    assert type(out[0]) is bytes  # spanned chunks: a copy
-    assert type(out[1]) is memoryview  # whole inside one bytes chunk: a view
+    assert out == [b"abc", b"d"] and all(type(r) is bytes for r in out)  # short: copies
+    assert reader.feed(b"\x00\x00\x00") == [b""]
+    long = sm.record(b"L" * 2048)
+    chunk = long + long[:9]
+    (out,) = reader.feed(chunk)
+    assert type(out) is memoryview and out.obj is chunk and out == b"L" * 2048  # 2 KiB inside one bytes chunk: a view
+    (out,) = reader.feed(long[9:] + b"\x00")
+    assert type(out) is bytes and out == b"L" * 2048 and reader.records == 5  # spanned chunks: a copy
     with pytest.raises(TruncatedStreamError) as caught:
         reader.close()
     assert caught.value.missing == 3

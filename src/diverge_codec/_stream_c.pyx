@@ -1,13 +1,17 @@
 # cython: language_level=3, cdivision=True
 """The stream envelope, compiled: the twin of ``_stream_py.py``, same names, same behaviour.
 
-The splitting loop reads each 4-byte big-endian length straight from the buffer and
-slices views without creating an int or a slice object per prefix.
+Splitting reads each 4-byte big-endian length straight from the buffer, without an int or
+a slice object per prefix, in two passes: the first walks the lengths and raises before
+any record is made, the second makes them. A record below VIEW_FROM is a bytes copy (one
+allocation, into a list made at its size); a view costs a slice, two ints and a GC-tracked
+memoryview (docs/performance.md, "Records").
 """
 
 cimport cython
 from cpython.bytes cimport PyBytes_CheckExact, PyBytes_FromStringAndSize
-from cpython.list cimport PyList_Append
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.ref cimport Py_INCREF
 
 from diverge_codec._payload cimport payload_owner
 
@@ -18,6 +22,7 @@ __all__ = ["DEFAULT_MAX_RECORD", "RecordReader", "record", "split_records", "wri
 
 cdef enum:
     PREFIX = 4
+    VIEW_FROM = 2048  # the pure twin's VIEW_FROM: records this long are views, shorter ones copies
 
 
 cdef inline unsigned long long _be32(const unsigned char* at) noexcept:
@@ -180,28 +185,81 @@ cdef object _owner(object data, const char** pointer, Py_ssize_t* size, str what
     return owner
 
 
-def split_records(buffer, max_record=DEFAULT_MAX_RECORD):
-    """Every record of a whole stream, as views into it (copies first unless it is bytes); raises if it ends inside one."""
-    cdef unsigned long long limit = _limit(max_record)
-    cdef const char* data = NULL
-    cdef Py_ssize_t size = 0
-    cdef object owner = _owner(buffer, &data, &size, "split_records")
-    cdef object view = memoryview(owner)
-    cdef list records = []
-    cdef Py_ssize_t at = 0, start
+cdef Py_ssize_t _scan(const char* data, Py_ssize_t at, Py_ssize_t size, unsigned long long limit,
+                     Py_ssize_t* count, bint* large) except -1:
+    """Walk the whole records from at: where the first one not whole starts (size if none); count and large
+    (one is VIEW_FROM or longer) set. Raises RecordTooLargeError at a length over the limit, before any record is made."""
     cdef unsigned long long length
-    while at < size:
-        if size - at < PREFIX:
-            raise TruncatedStreamError(PREFIX - (size - at), "length prefix")
+    while size - at >= PREFIX:
         length = _be32(<const unsigned char*>data + at)
         if length > limit:
             raise RecordTooLargeError(length, limit)
-        start = at + PREFIX
-        if <unsigned long long>(size - start) < length:
-            raise TruncatedStreamError(length - (size - start))
-        PyList_Append(records, view[start:start + <Py_ssize_t>length])
-        at = start + <Py_ssize_t>length
-    return records
+        if <unsigned long long>(size - at - PREFIX) < length:
+            break
+        if length >= VIEW_FROM:
+            large[0] = True
+        count[0] += 1
+        at += PREFIX + <Py_ssize_t>length
+    return at
+
+
+cdef list _cut(object owner, const char* data, Py_ssize_t at, Py_ssize_t count, bint views, object first):
+    """The count records from at that _scan walked, after first unless it is None: bytes, or views into owner
+    (a bytes object holding data) for records of VIEW_FROM bytes or more if views.
+
+    _scan checked every length against the end, and bytes cannot change: the walk needs no check.
+    Without a view to make, the list is made at its size and filled in place (no append, no
+    resize): a bytes allocation runs no Python code (no GC), so nothing sees the slots not yet
+    filled. A view can (a GC callback); then the list grows by append.
+    """
+    cdef bint in_place = not views
+    cdef list out = PyList_New(count + (first is not None)) if in_place else []
+    cdef Py_ssize_t index = 0, length
+    cdef object item = first, view = None
+    if first is not None:
+        if in_place:
+            Py_INCREF(item)
+            PyList_SET_ITEM(out, index, item)
+        else:
+            out.append(item)
+        index = 1
+    for _ in range(count):
+        length = <Py_ssize_t>_be32(<const unsigned char*>data + at)
+        at += PREFIX
+        if length < VIEW_FROM or not views:  # a copy: one allocation; a view: a slice, two ints, a GC-tracked memoryview
+            item = PyBytes_FromStringAndSize(data + at, length)
+        else:
+            if view is None:
+                view = memoryview(owner)
+            item = view[at:at + length]
+        if in_place:
+            Py_INCREF(item)  # the reference the list's slot takes
+            PyList_SET_ITEM(out, index, item)
+            index += 1
+        else:
+            out.append(item)
+        at += length
+    return out
+
+
+def split_records(buffer, max_record=DEFAULT_MAX_RECORD):
+    """Every record of a whole stream: bytes below 2 KiB, else a view into it (copied first unless it is bytes).
+
+    Raises if it ends inside a record.
+    """
+    cdef unsigned long long limit = _limit(max_record)
+    cdef const char* data = NULL
+    cdef Py_ssize_t size = 0, count = 0, end
+    cdef bint large = False
+    # data points into owner, a bytes object held here: no Python code (a GC callback while a
+    # view is made) can move or free it
+    cdef object owner = _owner(buffer, &data, &size, "split_records")
+    end = _scan(data, 0, size, limit, &count, &large)
+    if size - end:
+        if size - end < PREFIX:
+            raise TruncatedStreamError(PREFIX - (size - end), "length prefix")
+        raise TruncatedStreamError(_be32(<const unsigned char*>data + end) - <unsigned long long>(size - end - PREFIX))
+    return _cut(owner, data, 0, count, large, None)
 
 
 cdef str _NOT_READY = "RecordReader is not initialised: its __init__ did not run to the end"
@@ -232,6 +290,19 @@ cdef bytes _record_from(bytearray buffer, Py_ssize_t length):
     return record
 
 
+cdef Py_ssize_t _extend(bytearray buffer, const char* data, Py_ssize_t size) except -1:
+    """Append size bytes at data (which nothing may move meanwhile) to the reader's buffer; returns size.
+
+    The size is read right before the resize and the pointer after it: a resize runs no Python code.
+    """
+    if size <= 0:
+        return 0
+    cdef Py_ssize_t held = PyByteArray_GET_SIZE(buffer)
+    PyByteArray_Resize(buffer, held + size)
+    memcpy(PyByteArray_AS_STRING(buffer) + held, data, <size_t>size)
+    return size
+
+
 @cython.auto_pickle(False)
 cdef class RecordReader:
     """RecordReader(max_record=16777216)
@@ -239,8 +310,9 @@ cdef class RecordReader:
 
 Feed bytes as they arrive; get whole payloads back.
 
-    Each record is ``bytes``, except one that lies whole inside a fed ``bytes`` chunk:
-    that one is a read-only memoryview into the chunk (zero-copy; bytes cannot change).
+    Each record is ``bytes``, except one of 2 KiB or more that lies whole inside a fed
+    ``bytes`` chunk: that one is a read-only memoryview into the chunk (zero-copy; bytes
+    cannot change).
     A record from any other chunk (bytearray, memoryview) is a copy, so a later change
     to the caller's buffer changes nothing. ``close()`` marks the end of the stream,
     the channel's finish. One reader reads one stream: a feed or close from inside
@@ -296,51 +368,32 @@ Feed bytes as they arrive; get whole payloads back.
             self._busy = False
 
     cdef list _feed(self, object data):
-        cdef bint whole = PyBytes_CheckExact(data)
         cdef const char* pointer = NULL
-        cdef Py_ssize_t size = 0
+        cdef Py_ssize_t size = 0, count = 0, end
+        cdef bint large = False
+        # pointer reads owner, a bytes object this call holds: no Python code can move or free it
         cdef object owner = _owner(data, &pointer, &size, "feed")
-        cdef object view = memoryview(owner)
-        cdef list out = []
-        cdef bytearray buffer = self._buffer
-        cdef unsigned long long limit = self.max_record
-        cdef Py_ssize_t at = 0, take, held
-        cdef unsigned long long length
-        while len(buffer):  # finish the record that spans chunks
-            held = len(buffer)
+        cdef object first = None
+        cdef bytearray buffer = self._buffer  # the reader's own: it never holds more than one record
+        cdef unsigned long long limit = self.max_record, length
+        cdef Py_ssize_t at = 0, held = PyByteArray_GET_SIZE(buffer)
+        if held:  # finish the record that spans chunks
             if held < PREFIX:
-                if at == size:
-                    break
-                take = min(PREFIX - held, size - at)
-                buffer += view[at:at + take]
-                at += take
-                continue
+                at = min(PREFIX - held, size)
+                _extend(buffer, pointer, at)
+                if held + at < PREFIX:
+                    return []
             length = _length(buffer, limit)
-            take = min(<Py_ssize_t>(PREFIX + length) - held, size - at)
-            if take > 0:
-                buffer += view[at:at + take]
-                at += take
-            if <unsigned long long>len(buffer) < PREFIX + length:
-                break
-            PyList_Append(out, _record_from(buffer, <Py_ssize_t>length))
-            del buffer[:PREFIX + <Py_ssize_t>length]
-        if not len(buffer):
-            # pointer reads owner, a bytes object this call holds: no Python code can move or free it
-            while size - at >= PREFIX:
-                length = _be32(<const unsigned char*>pointer + at)
-                if length > limit:
-                    raise RecordTooLargeError(length, limit)
-                if <unsigned long long>(size - at - PREFIX) < length:
-                    break
-                if whole:
-                    PyList_Append(out, view[at + PREFIX:at + PREFIX + <Py_ssize_t>length])
-                else:
-                    PyList_Append(out, PyBytes_FromStringAndSize(pointer + at + PREFIX, <Py_ssize_t>length))
-                at += PREFIX + <Py_ssize_t>length
-            buffer += view[at:]
-            if len(buffer) >= PREFIX:
-                _length(buffer, limit)
-        self.records += len(out)
+            at += _extend(buffer, pointer + at, min(<Py_ssize_t>(PREFIX + length) - PyByteArray_GET_SIZE(buffer), size - at))
+            if <unsigned long long>PyByteArray_GET_SIZE(buffer) < PREFIX + length:
+                return []
+            first = _record_from(buffer, <Py_ssize_t>length)
+            PyByteArray_Resize(buffer, 0)
+        end = _scan(pointer, at, size, limit, &count, &large)
+        # a view only into bytes the caller gave: any other chunk was copied, and may change after feed
+        cdef list out = _cut(owner, pointer, at, count, large and PyBytes_CheckExact(data), first)
+        _extend(buffer, pointer + end, size - end)
+        self.records += count + (first is not None)
         return out
 
     def close(self):

@@ -7,6 +7,7 @@ diverge specification, where the transport frames payloads itself.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable
 from typing import Any, BinaryIO, Union
 
@@ -15,6 +16,11 @@ from .errors import RecordTooLargeError, StreamError, TruncatedStreamError
 
 DEFAULT_MAX_RECORD = 16 * 1024 * 1024
 PREFIX = 4
+VIEW_FROM = 2048
+"""Records this long or longer are handed out as views, shorter ones as bytes copies: below it
+a copy costs fewer instructions than a view (docs/performance.md, "Records"), and it does not
+keep the whole stream alive as a view does."""
+_unpack = struct.Struct(">I").unpack_from
 Payload = Union[bytes, memoryview]
 
 __all__ = ["DEFAULT_MAX_RECORD", "RecordReader", "record", "split_records", "write_record", "write_records"]
@@ -26,37 +32,47 @@ def _limit(max_record: int) -> int:
     return max_record
 
 
-def _view(data: object, what: str) -> tuple[object, memoryview]:
+def _owner(data: object, what: str) -> bytes:
+    """The data as bytes: itself, or a copy (so a later change to the caller's buffer changes no record)."""
     if type(data) is bytes:
-        return data, memoryview(data)
+        return data
     raw = as_bytes(data)
     if raw is None:
         raise TypeError(f"{what} takes bytes, bytearray or memoryview, not {type(data).__name__}")
-    return raw, memoryview(raw)
+    return raw
 
 
 def split_records(buffer: bytes | bytearray | memoryview, max_record: int = DEFAULT_MAX_RECORD) -> list[Payload]:
-    """Every record of a whole stream, as views into it (copies first unless it is bytes); raises if it ends inside one."""
+    """Every record of a whole stream: bytes below 2 KiB, else a view into it (copied first unless it is bytes).
+
+    Raises if it ends inside a record.
+    """
     limit = _limit(max_record)
-    owner, view = _view(buffer, "split_records")
-    size = len(view)
+    owner = _owner(buffer, "split_records")
+    size = len(owner)
     records: list[Payload] = []
     problem: StreamError | None = None
+    view = None
     at = 0
     while at < size:
         if size - at < PREFIX:
             problem = TruncatedStreamError(PREFIX - (size - at), "length prefix")
             break
-        length = int.from_bytes(view[at:at + PREFIX], "big")
+        (length,) = _unpack(owner, at)
         if length > limit:
             problem = RecordTooLargeError(length, limit)
             break
         start = at + PREFIX
-        if size - start < length:
-            problem = TruncatedStreamError(length - (size - start))
-            break
-        records.append(view[start:start + length])
         at = start + length
+        if size < at:
+            problem = TruncatedStreamError(at - size)
+            break
+        if length < VIEW_FROM:  # a copy: cheaper than a view, and smaller
+            records.append(owner[start:at])
+        else:
+            if view is None:
+                view = memoryview(owner)
+            records.append(view[start:at])
     if problem is not None:
         buffer = owner = view = records = None  # type: ignore[assignment]  # captured locals show no payload
         raise problem
@@ -74,8 +90,9 @@ NO_PICKLE = "RecordReader cannot be pickled or copied: make a new reader"
 class RecordReader:
     """Feed bytes as they arrive; get whole payloads back.
 
-    Each record is ``bytes``, except one that lies whole inside a fed ``bytes`` chunk:
-    that one is a read-only memoryview into the chunk (zero-copy; bytes cannot change).
+    Each record is ``bytes``, except one of 2 KiB or more that lies whole inside a fed
+    ``bytes`` chunk: that one is a read-only memoryview into the chunk (zero-copy; bytes
+    cannot change).
     A record from any other chunk (bytearray, memoryview) is a copy, so a later change
     to the caller's buffer changes nothing. ``close()`` marks the end of the stream,
     the channel's finish. One reader reads one stream: a feed or close from inside
@@ -149,41 +166,43 @@ class RecordReader:
 
     def _feed(self, buffer: bytearray, data: bytes | bytearray | memoryview) -> list[Payload]:
         whole = type(data) is bytes  # a view only into bytes: any other chunk may change after feed
-        _, view = _view(data, "feed")
+        owner = _owner(data, "feed")
         out: list[Payload] = []
         limit = self._max_record
-        at, size = 0, len(view)
-        while buffer:  # finish the record that spans chunks
-            if len(buffer) < PREFIX:
-                if at == size:
-                    break
-                take = min(PREFIX - len(buffer), size - at)
-                buffer += view[at:at + take]
-                at += take
-                continue
+        at, size, view = 0, len(owner), None
+        held = len(buffer)  # the reader's own: it never holds more than one record
+        if held:  # finish the record that spans chunks
+            if held < PREFIX:
+                at = min(PREFIX - held, size)
+                buffer += owner[:at]
+                if held + at < PREFIX:
+                    return out
             length = _length(buffer, limit)
             take = min(PREFIX + length - len(buffer), size - at)
             if take > 0:
-                buffer += view[at:at + take]
+                buffer += owner[at:at + take]
                 at += take
             if len(buffer) < PREFIX + length:
-                break
-            with memoryview(buffer) as held, held[PREFIX:PREFIX + length] as part:
+                return out
+            with memoryview(buffer) as in_buffer, in_buffer[PREFIX:PREFIX + length] as part:
                 out.append(bytes(part))  # one copy: a slice, then bytes(), made two
-            del buffer[:PREFIX + length]
-        if not buffer:
-            while size - at >= PREFIX:
-                length = int.from_bytes(view[at:at + PREFIX], "big")
-                if length > limit:
-                    raise RecordTooLargeError(length, limit)
-                if size - at - PREFIX < length:
-                    break
-                record = view[at + PREFIX:at + PREFIX + length]
-                out.append(record if whole else record.tobytes())
-                at += PREFIX + length
-            buffer += view[at:]
-            if len(buffer) >= PREFIX:
-                _length(buffer, limit)
+            buffer.clear()
+        while size - at >= PREFIX:
+            (length,) = _unpack(owner, at)
+            if length > limit:
+                raise RecordTooLargeError(length, limit)
+            if size - at - PREFIX < length:
+                break
+            at += PREFIX
+            if length < VIEW_FROM or not whole:  # a copy (see split_records); a view only into bytes the caller gave
+                out.append(owner[at:at + length])
+            else:
+                if view is None:
+                    view = memoryview(owner)
+                out.append(view[at:at + length])
+            at += length
+        if at < size:
+            buffer += owner[at:]
         self._records += len(out)
         return out
 
@@ -213,10 +232,10 @@ def _length(buffer: bytearray, limit: int) -> int:
 
 def record(payload: bytes | bytearray | memoryview) -> bytes:
     """One record: the length prefix and the payload."""
-    _, view = _view(payload, "record")
-    if len(view) > 0xFFFFFFFF:
+    raw = _owner(payload, "record")
+    if len(raw) > 0xFFFFFFFF:
         raise ValueError("a record holds at most 4294967295 bytes")
-    return len(view).to_bytes(PREFIX, "big") + view.tobytes()
+    return len(raw).to_bytes(PREFIX, "big") + raw
 
 
 def write_record(out: bytearray | BinaryIO, payload: bytes | bytearray | memoryview) -> None:

@@ -5,10 +5,13 @@ of the diverge specification. The end of the stream is the channel's finish. A l
 over ``max_record`` (16 MiB by default) is refused before anything is allocated for it,
 and a stream that ends inside a record says how many bytes were missing.
 
-``RecordReader.feed`` returns ``bytes``, except a record that lies whole inside a fed
-``bytes`` chunk: that one is a read-only memoryview into the chunk. A reader reads one
-stream; a feed or close from inside another feed or close of the same reader (a callback,
-a hook, another thread) raises RuntimeError, and ``__init__`` runs once.
+A record shorter than 2 KiB is handed out as ``bytes``: a copy costs less than a view
+and does not keep the whole stream alive. One of 2 KiB or more is a read-only memoryview
+into the stream (``split_records``; into its copy unless it is ``bytes``) or into the fed
+``bytes`` chunk it lies whole inside (``RecordReader.feed``; one that spans chunks, or
+comes from a bytearray or memoryview chunk, is ``bytes``). A reader reads one stream; a
+feed or close from inside another feed or close of the same reader (a callback, a hook,
+another thread) raises RuntimeError, and ``__init__`` runs once.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Both writers show the same things: names, modes and methods escaped; Error messages
 as their length and details and secret values as ``<redacted>`` (JSON: null) unless
-``show_values``. Nothing is kept per frame: each is written as it comes.
+``show_values``. Nothing is kept per frame past its batch: each read's frames are written
+as one block as soon as they are checked.
 """
 
 from __future__ import annotations
@@ -75,12 +76,23 @@ def fields(frame: Any, show_values: bool = False) -> dict[str, Any]:
 
 
 class Text:
-    """A header per channel session, a line a frame, then the count and the verdict."""
+    """A header per channel session, a line a frame, then the count and the verdict.
+
+    Frames' lines are gathered and written as one block at ``flush`` (the caller's, once a
+    read's batch): a write a line cost as much as the rest of the line's work. A line's
+    start (tag, variant) is made once a frame class, and a notification's summary once a
+    method (up to ``KEPT`` of them): a live relay repeats both.
+    """
+
+    KEPT = 256
 
     def __init__(self, show_values: bool = False, out: IO[str] | None = None) -> None:
         self.show_values = show_values
         self.out = out or sys.stdout
         self.sessions = 0
+        self.lines: list[str] = []
+        self._starts: dict[type, str] = {}
+        self._methods: dict[Any, str] = {}
 
     def begin(self, channel: str, source: str) -> None:
         if self.sessions:
@@ -89,14 +101,34 @@ class Text:
         self.out.write(f"{channel}: {escape(source)}\n    #  tag  variant          size  summary\n")
 
     def frame(self, channel: str, index: int, frame: Any, size: int) -> None:
-        self.out.write(f"{index:5d}  {frame.tag.value:3d}  {type(frame).__name__:<14} {size:6d}  {summary(frame, self.show_values)}\n")
+        kind = type(frame)
+        start = self._starts.get(kind)
+        if start is None:
+            start = self._starts[kind] = f"  {frame.tag.value:3d}  {kind.__name__:<14} "
+        if kind.__name__ == "Notification":
+            method = frame.method
+            text = self._methods.get(method)
+            if text is None:
+                text = summary(frame, self.show_values)
+                if len(self._methods) < self.KEPT:
+                    self._methods[method] = text
+        else:
+            text = summary(frame, self.show_values)
+        self.lines.append("%5d%s%6d  %s\n" % (index, start, size, text))  # %d: half the cost of a format spec
 
     def end(self, channel: str, source: str, frames: int, verdict: dict[str, Any]) -> None:
+        self._write()
         self.out.write(f"frames: {frames}\nverdict: {escape(verdict['message'])}\n")
         self.out.flush()
 
     def flush(self) -> None:
+        self._write()
         self.out.flush()
+
+    def _write(self) -> None:
+        if self.lines:
+            self.out.write("".join(self.lines))
+            self.lines.clear()
 
 
 class JsonLines(Text):
@@ -108,9 +140,10 @@ class JsonLines(Text):
     def frame(self, channel: str, index: int, frame: Any, size: int) -> None:
         row = {"type": "frame", "channel": channel, "index": index, "tag": frame.tag.value,
                "variant": type(frame).__name__, "size": size, **fields(frame, self.show_values)}
-        self.out.write(json_line(row) + "\n")
+        self.lines.append(json_line(row) + "\n")
 
     def end(self, channel: str, source: str, frames: int, verdict: dict[str, Any]) -> None:
+        self._write()
         self.out.write(json_line({"type": "summary", "channel": channel, "source": source, "frames": frames, **verdict}) + "\n")
         self.out.flush()
 

@@ -7,6 +7,7 @@ record in progress, whatever the capture's length.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable, Iterator
 from typing import Union
 
@@ -18,6 +19,7 @@ PREFIX = 4
 HEAD = 64
 """Bytes of a stream's start looked at to tell JSON text from records."""
 _JSON_SPACE = b" \t\r\n"
+_unpack = struct.Struct(">I").unpack_from
 RECORDS, HEX = "a stream of records", "payloads in hex"
 """What each reader expected, for the refusal of JSON."""
 _TEXT = frozenset(range(0x20, 0x7F)) | frozenset(range(0x80, 0x100)) | frozenset(_JSON_SPACE)
@@ -68,26 +70,25 @@ class _Prefixes:
         self.head = b""
 
     def bad_at(self, chunk: bytes) -> int | None:
-        size, at = len(chunk), 0
-        while at < size:
-            if self.skip:
-                take = min(self.skip, size - at)
-                self.skip -= take
-                at += take
-                continue
-            if self.head or size - at < PREFIX:
-                take = min(PREFIX - len(self.head), size - at)
-                self.head += chunk[at:at + take]
-                at += take
-                if len(self.head) < PREFIX:
-                    return None
-                length, self.head, starts = int.from_bytes(self.head, "big"), b"", max(at - PREFIX, 0)
-            else:
-                length, starts = int.from_bytes(chunk[at:at + PREFIX], "big"), at
-                at += PREFIX
-            if length > self.limit:
-                return starts
-            self.skip = length
+        size, at, limit = len(chunk), self.skip, self.limit
+        if self.head:  # a prefix begun in the last chunk
+            take = min(PREFIX - len(self.head), size)
+            self.head += chunk[:take]
+            if len(self.head) < PREFIX:
+                return None
+            length, self.head = int.from_bytes(self.head, "big"), b""
+            if length > limit:
+                return 0  # it starts in the last chunk
+            at = take + length
+        while size - at >= PREFIX:  # a record at a time: one unpack, no slice
+            (length,) = _unpack(chunk, at)
+            if length > limit:
+                return at
+            at += PREFIX + length
+        if at >= size:
+            self.skip = at - size
+        else:
+            self.skip, self.head = 0, chunk[at:]
         return None
 
 

@@ -140,12 +140,14 @@ def run_session(session: Session, batches: Iterator[list[Payload]], output: Any,
                 signals.waiting = False
             if batch is None:
                 break
+            check, write, channel = session.frame, output.frame, session.channel
             for payload in batch:
                 index = session.frames
-                frame = session.frame(payload)
+                frame = check(payload)
                 if frame is not None:
-                    output.frame(session.channel, index, frame, len(payload))
-                if session.verdict is not None or signals.received or _at_limit(session, max_frames):
+                    write(channel, index, frame, len(payload))
+                if (session.verdict is not None or signals.received
+                        or (max_frames is not None and _at_limit(session, max_frames))):
                     break
             if signals.received and session.verdict is None:
                 session.stop("interrupted", "interrupted")
