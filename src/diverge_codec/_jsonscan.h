@@ -591,32 +591,27 @@ done:
     return cutter.overflow ? DC_UNSURE : DC_NOTIFICATION;
 }
 
-/* The entry points, each in two builds: a long document's arrays of strings share a window; a
- * short one's scan (most messages) has no test for it. */
-static int dc_scan_notification_windowed(const char *data, size_t size, dc_splice *out) {
-    return dc_scan(data, size, out, NULL, 1);
+/* The scan, in two builds: a long document's arrays of strings share a window; a short one's
+ * scan (most messages) has no test for it. One copy serves both entry points below and every
+ * caller (splice_notification, ChunkFramer, decode_lazy): fields is a pointer tested a few times
+ * a member, not a byte, so it is not built twice, nor inlined into each caller. */
+static DC_NOINLINE int dc_scan_any(const char *data, size_t size, dc_splice *out, dc_fields *fields) {
+    if (size >= DC_WINDOW_FROM) return dc_scan(data, size, out, fields, 1);
+    return dc_scan(data, size, out, fields, 0);
 }
 
-static int dc_scan_fields_windowed(const char *data, size_t size, dc_fields *fields) {
-    dc_splice unused;
-    return dc_scan(data, size, &unused, fields, 1);
-}
-
-/* Read one JSON-RPC message (data[size] must be 0 or a newline): a DC_ status, and for DC_NOTIFICATION the
- * splice in out. One copy of the scan serves every caller (splice_notification, ChunkFramer): it is
- * not inlined into each, which would double the module's largest code for a call's few instructions. */
-static DC_NOINLINE int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
-    if (size >= DC_WINDOW_FROM) return dc_scan_notification_windowed(data, size, out);
-    return dc_scan(data, size, out, NULL, 0);
+/* Read one JSON-RPC message (data[size] must be 0 or a newline): a DC_ status, and for
+ * DC_NOTIFICATION the splice in out. */
+static inline int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
+    return dc_scan_any(data, size, out, NULL);
 }
 
 /* Read one notification body (data[size] must be 0) for decode_lazy: DC_NOTIFICATION with its
  * fields' spans, DC_METHOD, DC_PARAMS, DC_META, or DC_INVALID / DC_NOT_NOTIFICATION (not JSON
  * as orjson reads it, blank, or no object), which the parser words. */
-static int dc_scan_fields(const char *data, size_t size, dc_fields *fields) {
+static inline int dc_scan_fields(const char *data, size_t size, dc_fields *fields) {
     dc_splice unused;
-    if (size >= DC_WINDOW_FROM) return dc_scan_fields_windowed(data, size, fields);
-    return dc_scan(data, size, &unused, fields, 0);
+    return dc_scan_any(data, size, &unused, fields);
 }
 
 #endif

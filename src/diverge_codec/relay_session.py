@@ -4,9 +4,9 @@ A relay speaks to the container's MCP server as its client would: ``initialize``
 (offering ``PROTOCOL_VERSION``, accepting any revision in ``SUPPORTED_VERSIONS`` the
 server answers with), then ``notifications/initialized``, the requests it was given
 (``logging/setLevel``, ``resources/subscribe``, ...) and the tool calls, each call with a
-progress token. Everything the server writes is read here, line
-by line, from its first byte: each notification becomes a channel payload in the
-``Outbox``, before or after the handshake's answer; the answers to the relay's own
+progress token. Everything the server writes is read here from its first byte, a chunk at a
+time through ``mcp_notifications.ChunkFramer`` (one compiled call per chunk): each notification
+becomes a channel record in the ``Outbox``, before or after the handshake's answer; the answers to the relay's own
 requests advance the session; a ``ping`` is answered, any other request the server
 makes is refused (the relay declares no client capability); a response nobody asked
 for is ignored.
@@ -138,8 +138,9 @@ class RelaySession:
     call answered (or timed out) with ``until_answered``, or a failed handshake.
     ``expire`` gives up the requests older than ``request_timeout`` (None: never), returning
     the cancellations to write; ``next_deadline`` says when to call it next, on ``clock``. ``frame`` turns one line
-    into a channel payload (``relay.relay_frame``, by default its compiled splice called directly): None for a message that is no
-    notification, ``DecodeError`` for one the channel would refuse.
+    into a channel payload: None for a message that is no notification, ``DecodeError`` for one
+    the channel would refuse; by default the core's splice, which ``ChunkFramer`` runs in C over a
+    whole chunk; another function (a benchmark's, a test's) runs on the pure framer.
     """
 
     def __init__(
