@@ -24,10 +24,10 @@
 #include <string.h>
 
 #define DC_WRITE_LOCAL 1024
-#define DC_WRITE_MAX_DEPTH 254
-#ifndef DC_APPEND_GROWTH
+#define DC_WRITE_MAX_DEPTH 254  /* _json.ENCODE_MAX_DEPTH, orjson's writing limit */
+#ifndef DC_APPEND_GROWTH  /* what encode_into grows a bytearray by, beyond what it needs: about as much again */
 #define DC_APPEND_GROWTH(size) ((size) > 2 ? (size) - 2 : 0)
-#endif  /* _json.ENCODE_MAX_DEPTH, orjson's writing limit */
+#endif
 
 typedef struct {
     char *data;
