@@ -11,9 +11,9 @@ own allocations cause. The calls are made as timeit makes them, from a function 
 ~150 instructions a call on both sides, which pulls every ratio towards 1). The malloc:
 ``ALLOCATOR``. Run from the repo root with the venv active:
 
-    python benchmarks/instructions.py [substring of case names ...]
+    python benchmarks/instructions.py [--pure] [substring of case names ...]
 
-Prints a Markdown table: instructions per call, ratio to orjson and to msgspec.
+``--pure`` measures the pure core's side instead of the compiled one. Prints a Markdown table: instructions per call, ratio to orjson and to msgspec.
 """
 
 from __future__ import annotations
@@ -89,14 +89,17 @@ def main(filters: list[str]) -> None:
     sys.path.insert(0, str(HERE))
     from peer_cases import msgspec, peer_cases
 
+    implementation = "python" if "--pure" in filters else "cython"
+    filters = [part for part in filters if part != "--pure"]
     print(allocator_note())
-    print("| case | orjson | ours (compiled) | msgspec | ours / orjson | ours / msgspec | target |")
+    print(f"| case | orjson | ours ({'pure' if implementation == 'python' else 'compiled'}) | msgspec "
+          "| ours / orjson | ours / msgspec | target |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for case in peer_cases():
+    for case in peer_cases(implementation):
         if filters and not any(part in case.name for part in filters):
             continue
-        base, ours = per_call(case.name, "orjson"), per_call(case.name, "ours")
-        peer = per_call(case.name, "msgspec") if msgspec is not None else None
+        base, ours = per_call(case.name, "orjson"), per_call(case.name, "ours", implementation)
+        peer = per_call(case.name, "msgspec", implementation) if msgspec is not None else None
         peer_text = "" if peer is None else f"{peer:,.0f}"
         versus = "" if peer is None else f"{ours / peer:.2f}x"
         target = "" if case.target is None else f"<= {case.target:.2f}x"

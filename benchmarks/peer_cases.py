@@ -7,7 +7,10 @@ the benchmarks skip it rather than fake it.
 
 # No "from __future__ import annotations": msgspec reads the local Structs' annotations as objects.
 
+import base64
 import importlib
+import json
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Optional, Union
@@ -38,6 +41,36 @@ ITEMS_64K = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/resources/l
     "items": [{"id": i, "name": f"item-{i}", "size": i * 37, "ok": i % 2 == 0, "tags": ["a", "bb"]} for i in range(905)]}})
 BLOB_64K = _bench.RAW_64K  # one 64 KB string: the least a parser has to build
 ENCODE_142 = _notification_of(142)
+
+
+def _tree(spine: int) -> dict[str, Any]:
+    """A spine of nodes, each with a 15-node subtree beside the next: nesting twice the spine deep."""
+    count = [0]
+
+    def node(depth: int, spine: int) -> dict[str, Any]:
+        count[0] += 1
+        made: dict[str, Any] = {"id": count[0]}
+        if spine:
+            made["name"] = f"n{count[0]}"
+            made["kids"] = [node(3, 0)] + ([node(0, spine - 1)] if spine > 1 else [])
+        elif depth:
+            made["kids"] = [node(depth - 1, 0), node(depth - 1, 0)]
+        return made
+    return node(0, spine)
+
+
+# Issue 25's shapes, each ~64 KB: numbers, strings dense with escapes, one base64 string, a deep tree.
+_RANDOM = random.Random(25)
+NUMBERS_64K = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/metrics", "params": {
+    "name": "cpu", "t": [1767225600 + i * 15 for i in range(3400)], "v": [round(_RANDOM.uniform(0, 100), 4) for i in range(3400)]}})
+ESCAPED_64K = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+    "level": "error", "logger": "worker", "data": "".join(
+        f'Traceback (most recent call last):\n  File "/srv/app/handlers/{i % 7}.py", line {100 + i}, in handle\n'
+        f'    raise ValueError("bad \\"value\\"\\t{i}")\nValueError: bad "value"\t{i}\n' for i in range(372))}})
+BASE64_64K = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {
+    "uri": "file:///srv/data.bin", "mimeType": "application/octet-stream", "blob": base64.b64encode(_RANDOM.randbytes(48000)).decode()}})
+TREE_64K = json.dumps({"jsonrpc": "2.0", "method": "notifications/tree", "params": {"root": _tree(238)}},
+                      separators=(",", ":")).encode()  # orjson writes 254 levels at most; this is ~480
 BEGUN_4 = orjson.dumps({"secrets": {f"SECRET_{i}": ("fixed", "rotating")[i % 2] for i in range(4)}})
 BEGUN_64 = orjson.dumps({"secrets": {f"SECRET_NUMBER_{i}": ("fixed", "rotating")[i % 2] for i in range(64)}})
 INACTIVE = orjson.dumps(_bench.VALUES)
@@ -156,10 +189,13 @@ def peer_cases(implementation: str = "cython") -> list[PeerCase]:
         cases.append(PeerCase(f"notification decode, {label}", lambda body=body: orjson.loads(body),
                               lambda payload=b"\x00" + body: mn.decode(payload), of("typed", body)))
     for label, body, target in (("progress ~180 B", PROGRESS, 0.35), ("log lines 64 KB", LINES_64K, 0.2),
-                                ("items 64 KB", ITEMS_64K, 0.2), ("one 64 KB string", BLOB_64K, None)):
+                                ("items 64 KB", ITEMS_64K, 0.2), ("one 64 KB string", BLOB_64K, 0.2),
+                                ("numbers 64 KB", NUMBERS_64K, 0.2), ("escaped text 64 KB", ESCAPED_64K, 0.2),
+                                ("base64 64 KB", BASE64_64K, 0.2), ("deep tree 64 KB", TREE_64K, 0.2)):
+        if implementation != "cython":  # issue 25: the pure core at most 1.2x at 64 KB (it parses with orjson)
+            target = 1.2 if "64 KB" in label else None
         cases.append(PeerCase(f"route by method (decode_lazy), {label}", lambda body=body: orjson.loads(body),
-                              lambda payload=b"\x00" + body: mn.decode_lazy(payload), of("routed", body),
-                              target if implementation == "cython" else None))
+                              lambda payload=b"\x00" + body: mn.decode_lazy(payload), of("routed", body), target))
     for label, tag, body, key in (("Begun decode, 4 secrets", 0, BEGUN_4, "begun"), ("Begun decode, 64 secrets", 0, BEGUN_64, "begun"),
                                   ("Inactive decode", 3, INACTIVE, "values")):
         cases.append(PeerCase(f"tools-begin {label}", lambda body=body: orjson.loads(body),

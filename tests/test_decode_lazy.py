@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
 import sys
 from contextlib import contextmanager
 import json
@@ -14,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import load, require_gc_hooks
-from diverge_codec import mcp_notifications
+from diverge_codec import _json, mcp_notifications
 from strategies import json_values, names, notifications_payloads
 from test_scanner import _FRAGMENTS, _SPACES, _key  # a key spelled plainly or with an escape, JSON whitespace
 from test_scanner import scanner_check  # fuzz/scanner_check.py, on the path test_scanner sets
@@ -72,7 +74,7 @@ def check_one(payload) -> None:
         params = lazy.params_json
         if "params" in frame.notification:
             with deep_compare():
-                assert json.loads(params) == frame.notification["params"]
+                assert _json.loads(params) == frame.notification["params"]  # the backend's reading (-2**63 - 1 is a float)
             assert params in bytes(payload)
         else:
             assert params is None
@@ -303,3 +305,104 @@ def test_a_method_read_again_is_the_same_text_whatever_came_before(mn):
     for method in methods:
         lazy = mn.decode_lazy(b"\x00" + _dumps({"method": method}))
         assert lazy.method == method and type(lazy.method) is str
+
+
+# The pure twin reads the usual notification in two pieces (``_split``): plain members, the params
+# object, plain members. What it accepts there must be what decode accepts, with the same params.
+
+_PLAIN = st.sampled_from([b'"2.0"', b"7", b"-0.5e-3", b"true", b"null", b'"}"', b'"a\\"}"', b'"\\u00e9"', b'"x\\n"'])
+_BROKEN_PLAIN = st.sampled_from([b"1e400", b'"\\ud83d"', b'"\xff"', b"[]", b"{}", b"01", b'"\\x"', b'"\t"'])
+_PARAMS = st.sampled_from([b"{}", b'{"a":1}', b'{"_meta":null}', b'{"_meta":{}}', b'{"a":"}"}', b'{"a":[1,{"b":"}"}]}'])
+_BROKEN_PARAMS = st.sampled_from([b'{"_meta":1}', b'{"a":1},"x":{', b"null", b"[]", b'{"a":1}}', b'{"a":"\\ud83d"}',
+                                  b'{"a":1e400}', b'{"a":1', b"{}{}", b'{"\xff":1}', b'{"a":"\\ud83d"},"params":{}'])
+
+
+@st.composite
+def split_bodies(draw):
+    """Bodies shaped as _split reads them, with a member before or after the params of any kind, or a piece broken."""
+    keys = st.sampled_from(["method", "params", "jsonrpc", "id", "x"])
+    space = lambda: draw(_SPACES)  # noqa: E731
+
+    def members(count):
+        return [space() + _key(draw(keys), draw(st.booleans())) + space() + b":" + space()
+                + draw(_BROKEN_PLAIN if draw(st.integers(0, 7)) == 0 else _PLAIN) + space() for _ in range(count)]
+    head = members(draw(st.integers(0, 3)))
+    if draw(st.integers(0, 3)):
+        head.insert(0, b'"method":"n/x"')
+    tail = members(draw(st.integers(0, 2)))
+    kind = draw(st.integers(0, 5))
+    params = (draw(_BROKEN_PARAMS) if kind == 0 else draw(_PARAMS) if kind < 4
+              else json.dumps(draw(json_values.filter(lambda v: type(v) is dict))).encode())
+    body = space() + b"{" + b",".join(head + [space() + b'"params"' + space() + b":" + space() + params + space()] + tail) + b"}" + space()
+    return body
+
+
+@given(split_bodies())
+def test_a_body_read_in_two_pieces_is_read_as_decode_reads_it(body):
+    check(b"\x00" + body)
+
+
+@pytest.mark.parametrize("levels", [1020, 1021, 1022, 1023])
+def test_the_params_nested_to_the_limit_are_read_as_decode_reads_them(levels):
+    """The root and the params object are two levels: 1022 more are read, 1023 are refused, by both pieces as by decode."""
+    body = b'{"method":"m","params":{"a":' + b"[" * levels + b"]" * levels + b'},"jsonrpc":"2.0"}'
+    check_one(b"\x00" + body)
+
+
+@pytest.mark.parametrize("body", [
+    b'{"jsonrpc":"2.0","method":"n/x","params":{"a":[1,2,{"b":"}"}]}}',
+    b' {\n "method" : "n/x" , "params" : {"a":"\\"}"} ,"jsonrpc":"2.0", "id":7}\r\n',
+    b'{"params":1,"method":"n/x","params":{"k":null}}',
+])
+def test_the_pure_twin_reads_the_usual_shapes_in_two_pieces(body):
+    """The pieces' path is taken (else the pure core is 12-50x orjson.loads at 64 KB), and gives decode's reading."""
+    py = load("mcp_notifications", "py")
+    payload = b"\x00" + body
+    split = py._split(payload)
+    assert type(split) is py.LazyNotification
+    frame = py.decode(payload)
+    assert split.method == frame.method and json.loads(split.params_json) == frame.notification["params"]
+    assert (split.method, split.params_json) == (py.decode_lazy(payload).method, py.decode_lazy(payload).params_json)
+
+
+def test_the_stdlib_json_path_reads_the_pieces_alike():
+    """Both cores with DIVERGE_CODEC_STDLIB_JSON=1, in a child: the same methods, params and refusals' classes."""
+    from hypothesis import HealthCheck, settings
+
+    found = []
+
+    @settings(max_examples=300, database=None, suppress_health_check=list(HealthCheck))
+    @given(split_bodies())
+    def collect(body):
+        found.append(b"\x00" + body)
+    collect()
+    found += [b"\x00" + b'{"method":"m","params":{"a":' + b"[" * n + b"]" * n + b"}}" for n in (1022, 1023)]
+    script = (
+        "import importlib, json, sys\n"
+        "from diverge_codec import _json\n"
+        "def module(suffix):\n"
+        "    try:\n"
+        "        return importlib.import_module('diverge_codec._mcp_notifications_' + suffix)\n"
+        "    except ImportError:  # a pure install: the compiled core is not there\n"
+        "        return None\n"
+        "mods = [mod for mod in (module('py'), module('c')) if mod is not None]\n"
+        "def outcome(mod, data):\n"
+        "    try:\n"
+        "        lazy = mod.decode_lazy(data)\n"
+        "    except Exception as error:\n"
+        "        return [type(error).__name__, str(error) if 'must be' in str(error) else '']\n"
+        "    return ['lazy', lazy.method, None if lazy.params_json is None else lazy.params_json.hex()]\n"
+        "print(json.dumps([_json.BACKEND, [[outcome(m, bytes.fromhex(d)) for m in mods] for d in json.load(sys.stdin)]]))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], input=json.dumps([payload.hex() for payload in found]),
+                         env={**os.environ, "DIVERGE_CODEC_STDLIB_JSON": "1"}, capture_output=True, text=True, check=True)
+    backend, rows = json.loads(run.stdout)
+    assert backend == "json"
+    py = load("mcp_notifications", "py")
+    for payload, row in zip(found, rows):
+        try:
+            lazy = py.decode_lazy(payload)
+            expected = ["lazy", lazy.method, None if lazy.params_json is None else lazy.params_json.hex()]
+        except Exception as error:  # noqa: BLE001 - the class and message are what is compared
+            expected = [type(error).__name__, str(error) if "must be" in str(error) else ""]
+        assert row == [expected] * len(row), payload[:80]

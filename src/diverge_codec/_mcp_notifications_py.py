@@ -648,18 +648,86 @@ def decode_lazy(payload: bytes | bytearray | memoryview, /) -> LazyNotification 
     """Read a payload for routing: a LazyNotification (method, raw params) for tag 0, else what ``decode`` gives.
 
     It accepts and refuses exactly what ``decode`` does, with the same errors: this
-    twin decodes in full, then finds the params' bytes as the pure splice finds members.
+    twin parses the body with the JSON backend, in two pieces where it can (``_split``).
     """
     data = payload if type(payload) is bytes else as_bytes(payload)  # one copy, read throughout
+    if data is not None and data[:1] == b"\x00":
+        split = _split(data)
+        if split is not None:
+            return split
     frame = decode(payload if data is None else data)
     if type(frame) is not Notification:
         return frame  # type: ignore[return-value]
+    # A params member, under whatever spelling, is in the dict: only then is there a span to find.
+    return _lazy(frame.method, data, _params_span(data) if "params" in frame._notification else None)  # type: ignore[arg-type]
+
+
+def _lazy(method: str, data: bytes, span: tuple[int, int] | None) -> LazyNotification:
     lazy = _new(LazyNotification)
     _set = object.__setattr__
-    _set(lazy, "method", frame.method)
+    _set(lazy, "method", method)
     _set(lazy, "_payload", data)
-    _set(lazy, "_span", _params_span(data))  # type: ignore[arg-type]
+    _set(lazy, "_span", span)
     return lazy
+
+
+_WS = rb"[ \t\n\r]*"
+_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
+_MEMBER = _WS + _STRING + _WS + b":" + _WS + rb"(?:" + _STRING + rb"|[-+.0-9eE]+|true|false|null)" + _WS
+_HEAD = re.compile(_WS + rb"\{(?:" + _MEMBER + rb",)*" + _WS + rb'"params"' + _WS + b":" + _WS, re.DOTALL)
+_TAIL = re.compile(rb"(?:" + _WS + b"," + _MEMBER + rb")*" + _WS + rb"\}" + _WS, re.DOTALL)
+
+
+def _split(data: bytes) -> LazyNotification | None:
+    """The usual notification, parsed as two documents whose costs add up to one parse; None: let decode do it.
+
+    Where the members before ``params`` are plain values (``_HEAD``), the params object ends at
+    the last-but-one closing brace and plain members follow it (``_TAIL``), the backend reads the
+    params and the rest with ``null`` in its place. Both pieces cut at ASCII bytes outside
+    strings, so the body is valid JSON exactly when both are, the params are one value and they
+    nest one level less than the limit (the body's root is one more): read in brackets, so that
+    the nesting counts as in the body, or through a view where too few brackets are there to
+    reach it (a copy costs a fifth of a parse of one long string). With no params key after
+    it, that object is the params. Anything else (a failed piece included) goes to decode,
+    which words the refusal.
+    """
+    head = _HEAD.match(data, 1)
+    if head is None:
+        return None
+    start = head.end()
+    last = data.rfind(b"}")
+    end = data.rfind(b"}", start, last) + 1
+    if data[start:start + 1] != b"{" or not end or _TAIL.fullmatch(data, end) is None:
+        return None
+    tail = data[end:]
+    if b'"params"' in tail or b"\\" in tail:  # a params key after these, perhaps
+        return None
+    view = memoryview(data)[start:end]
+    try:
+        if _json.READS_VIEWS and _shallow(data, start, end):
+            params = _loads(view)
+        else:
+            params = _loads(b"".join((b"[", view, b"]")))
+            params = params[0] if len(params) == 1 else None
+        rest = _loads(data[1:start] + b"null" + tail)
+    except _DecodeFailure:
+        return None
+    if type(params) is not dict or type(rest) is not dict:
+        return None
+    if type(method := rest.get("method")) is not str or ((meta := params.get("_meta")) is not None and type(meta) is not dict):
+        return None
+    return _lazy(method, data, (start, end))
+
+
+def _shallow(data: bytes, start: int, end: int) -> bool:
+    """Whether data[start:end] holds no '[' and at most 16 '{': found by memchr, it cannot nest to the limit."""
+    if data.find(b"[", start, end) >= 0:
+        return False
+    for _ in range(16):
+        start = data.find(b"{", start + 1, end)
+        if start < 0:
+            return True
+    return False
 
 
 def _params_span(payload: bytes) -> tuple[int, int] | None:
