@@ -706,11 +706,13 @@ def test_no_view_of_a_payload_that_does_not_hold_it_can_be_found_mid_decode(impl
     def callback(phase, info):
         scans[0] += 1
         if phase == "start" and scans[0] % 7 == 0 and scans[0] < 200:  # gc.get_objects is slow: a few looks
-            # A released view points at nothing (and its nbytes raises, which ended the scan there).
-            found.extend(
-                view.nbytes for view in gc.get_objects()
-                if type(view) is memoryview and not view.released and view.obj is None and view.nbytes
-            )
+            found.extend(size for view in gc.get_objects() if type(view) is memoryview and (size := unowned(view)))
+
+    def unowned(view):
+        try:
+            return view.nbytes if view.obj is None else 0
+        except ValueError:  # released: it points at nothing (its nbytes raised, which ended the scan)
+            return 0
 
     with gc_callback(callback, 2):
         for _ in range(3):
