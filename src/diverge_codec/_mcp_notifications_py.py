@@ -614,6 +614,11 @@ class LazyNotification:
     __setattr__: ClassVar[SetAttr] = _immutable
     __delattr__: ClassVar[DelAttr] = _immutable
 
+    def __getattr__(self, name: str) -> Any:
+        # Reached where a slot is unset (made by __new__ alone): the compiled core's message, which
+        # CPython 3.14 would otherwise give as "'diverge_codec._mcp_notifications_py.LazyNotification' ...".
+        raise unset_attribute(self, name)
+
     @property
     def params_json(self) -> bytes | None:
         try:
