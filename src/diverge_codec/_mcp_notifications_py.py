@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Union
 
 from . import _json, errors
@@ -442,7 +442,7 @@ class ChunkFramer:
             raise RuntimeError(FRAMER_INIT_TWICE)
         self._claimed = True
         self._max_line, self._record_limit = framer_limits(max_line, record_limit)
-        self._splice = splice_notification  # the relay's session swaps in a caller's own frame function
+        self._splice: Callable[[bytes], bytes | None] = splice_notification  # the relay's session may swap in its own
         self._parts = []  # the last store: from here the framer is ready
 
     @property
@@ -515,7 +515,7 @@ class ChunkFramer:
             self._parts, self._held, self._skipping = [], 0, False
             lines: list[bytes] = []
             if not skipping and parts:
-                self._keep(lines, b"".join(parts))  # type: ignore[arg-type]  # _enter ruled out None
+                self._keep(lines, b"".join(parts))
             return self._frame(lines)
         finally:
             self._busy = False
@@ -530,7 +530,7 @@ class ChunkFramer:
             self._skipping = False
         else:
             parts = self._parts
-            self._keep(lines, b"".join((*parts, data[:newline])) if parts else data[:newline])  # type: ignore[misc]
+            self._keep(lines, b"".join((*parts, data[:newline])) if parts else data[:newline])
         self._parts, self._held = [], 0
         rest = data[newline + 1:].split(b"\n")
         self._hold(rest.pop())

@@ -145,7 +145,7 @@ class Outbox:
 
     def take(self, max_items: int = 256) -> list[bytes]:
         """Up to ``max_items`` payloads, oldest first, removed from the queue."""
-        queue, taken = self._queue, []
+        queue, taken = self._queue, list[bytes]()
         while queue and len(taken) < max_items:
             records, count, size = queue.popleft()
             spans = _record_spans(records)
