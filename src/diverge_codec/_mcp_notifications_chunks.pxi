@@ -1,7 +1,8 @@
 # ChunkFramer, the relay's hot loop, compiled: the twin of ChunkFramer in _mcp_notifications_py.py.
 # Included by _mcp_notifications_c.pyx, whose scan (dc_scan_notification), parsing twin
 # (_parsed_splice) and errors it uses. A chunk is split, scanned and written as records without a
-# Python object per notification; only the lines that are no notification become bytes.
+# Python object per notification (the chunk is copied once, into the framer's buffer, where each
+# newline becomes the NUL the scan needs); only the lines that are no notification become bytes.
 
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport Py_XDECREF
@@ -151,13 +152,14 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
             self._busy = False
 
     cdef int _reserve(self, Py_ssize_t size) except -1:
-        """Room for ``size`` bytes and a NUL in the buffer, the partial line kept; a buffer grown for a
-        long line is given back once it holds little."""
-        cdef Py_ssize_t capacity = size + 1
+        """Room for ``size`` bytes and a NUL in the buffer, the partial line at its start kept. It grows
+        by half again; one grown for a long line is given back once it holds little."""
+        cdef Py_ssize_t need = size + 1, capacity
+        if need <= self._capacity and not (self._capacity > 1 << 22 and need < self._capacity >> 3):
+            return 0
+        capacity = need + (need >> 1)
         if capacity < 1 << 16:
             capacity = 1 << 16
-        if capacity <= self._capacity and not (self._capacity > 1 << 22 and capacity < self._capacity >> 3):
-            return 0
         cdef char* grown = <char*>PyMem_Realloc(self._buffer, <size_t>capacity)
         if grown == NULL:
             raise MemoryError()
@@ -165,45 +167,49 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
         return 0
 
     cdef tuple _feed(self, bytes chunk):
-        """Lines read where they lie in the chunk (a bytes object: a newline or its NUL follows each,
-        which is all the scan asks); only a line begun in an earlier chunk is put together in the buffer."""
+        """The chunk copied into the framer's buffer after the partial line held there, where each
+        line's newline becomes the NUL the scan reads up to."""
         cdef const char* data = PyBytes_AS_STRING(chunk)
-        cdef Py_ssize_t size = PyBytes_GET_SIZE(chunk), at = 0, end, held = self._held
-        cdef const char* newline = <const char*>memchr(data, 10, <size_t>size)
-        if newline == NULL:  # no line ends here: hold it all, or go on skipping
-            if not self._skipping:
-                self._hold(data, size)
+        cdef Py_ssize_t size = PyBytes_GET_SIZE(chunk), at = 0
+        cdef const char* newline
+        if self._skipping:  # the rest of a line over max_line, up to its newline: never held
+            newline = <const char*>memchr(data, 10, <size_t>size)
+            if newline == NULL:
+                return (b"", 0, 0, 0, [])
+            self._skipping = False
+            at = newline - data + 1
+        if memchr(data + at, 10, <size_t>(size - at)) == NULL:  # no line ends here
+            self._hold(data + at, size - at)
             return (b"", 0, 0, 0, [])
+        self._reserve(self._held + size - at)
+        memcpy(self._buffer + self._held, data + at, <size_t>(size - at))
+        return self._lines(self._held + size - at)
+
+    cdef tuple _lines(self, Py_ssize_t size):
+        """The buffer's first ``size`` bytes read: each whole line framed, the partial last one kept."""
+        cdef char* text = self._buffer
+        cdef Py_ssize_t at = 0, end
+        cdef char* newline = <char*>memchr(text, 10, <size_t>size)
         cdef list others = []
         cdef _Records out
         out.owned = NULL
         out.size = out.count = out.total = out.largest = 0
-        out.capacity = held + size + 64
+        out.capacity = size + 64
         try:
             out.owned = _new_bytes(NULL, out.capacity)
-            end = newline - data
-            if self._skipping:  # the rest of a line over max_line: never held
-                self._skipping = False
-            elif held:
-                if held + end > self.max_line:
-                    self.too_large += 1
-                else:
-                    self._reserve(held + end)
-                    memcpy(self._buffer + held, data, <size_t>end)
-                    self._buffer[held + end] = 0  # the scan reads up to a NUL, as in a bytes object
-                    self._line(self._buffer, held + end, None, &out, others)
-            else:
-                self._line(data, end, None, &out, others)
-            self._held = 0
-            at = end + 1
-            while True:
-                newline = <const char*>memchr(data + at, 10, <size_t>(size - at))
-                if newline == NULL:
-                    break
-                end = newline - data
-                self._line(data + at, end - at, None, &out, others)
+            while newline != NULL:
+                end = newline - text
+                newline[0] = 0  # the scan reads up to a NUL, as in a bytes object
+                self._line(text + at, end - at, None, &out, others)
                 at = end + 1
-            self._hold(data + at, size - at)
+                newline = <char*>memchr(text + at, 10, <size_t>(size - at))
+            self._held = size - at
+            if self._held > self.max_line:  # a partial line already too long: counted, skipped
+                self._held = 0
+                self._skipping = True
+                self.too_large += 1
+            elif self._held:
+                memmove(text, text + at, <size_t>self._held)
             return _framed(&out, others)
         finally:
             Py_XDECREF(out.owned)
@@ -249,7 +255,7 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
         return self._feed_messages([PyBytes_FromStringAndSize(self._buffer, held)])  # the last line, alone
 
     cdef int _line(self, const char* data, Py_ssize_t size, object line, _Records* out, list others) except -1:
-        """One line, its newline left out, followed by a newline or a NUL. ``data`` lies in a bytes object the caller
+        """One line, its newline left out, followed by a NUL. ``data`` lies in a bytes object the caller
         holds (``line``, if not None, holds exactly these bytes) or in the framer's buffer, which only a
         call of this busy framer changes: it stays good across Python code."""
         cdef dc_splice splice
