@@ -66,7 +66,7 @@ def test_any_chunking_frames_as_the_lines_one_by_one(mn, lines, last_newline, li
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=6)))
     framer = _framer(mn, limits)
     records, count, total, largest, others = run(framer, [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])])
-    expected = one_by_one(mn, lines if last_newline or not lines else lines, *limits)
+    expected = one_by_one(mn, lines, *limits)
     assert (records, count, others, framer.invalid, framer.too_large) == expected
     payloads = [bytes(p) for p in stream.split_records(records)]
     assert total == sum(map(len, payloads)) and largest == max(map(len, payloads), default=0)

@@ -24,6 +24,7 @@ from . import mcp_notifications, stream
 from ._model import ErrorData
 
 _PREFIX = 4  # the stream envelope's length, before each payload in a record
+_LARGEST_RECORD = 0xFFFFFFFF  # what that length can say: a payload the relay queued may be that large
 
 UNREACHABLE_CODE = -32000
 """JSON-RPC's first implementation-defined server error: the code of the relay's Error frame."""
@@ -136,25 +137,21 @@ class Outbox:
         if self._fits_whole(payload_bytes, largest):
             self._append(records, count, payload_bytes)
             return count
-        queued = 0
-        for start, end in _record_spans(records):
-            if self._admits(end - start):
-                self._append(records[start - _PREFIX:end], 1, end - start)
-                queued += 1
-        return queued
+        return sum(map(self.offer, _payloads(records)))
 
     def take(self, max_items: int = 256) -> list[bytes]:
         """Up to ``max_items`` payloads, oldest first, removed from the queue."""
         queue, taken = self._queue, list[bytes]()
         while queue and len(taken) < max_items:
-            records, count, size = queue.popleft()
-            spans = _record_spans(records)
+            records, count, _ = queue.popleft()
+            payloads = _payloads(records)
             wanted = max_items - len(taken)
             if count > wanted:  # the rest of the block stays first in the queue
-                rest = spans[wanted:]
-                queue.appendleft((records[rest[0][0] - _PREFIX:], len(rest), sum(end - start for start, end in rest)))
-                spans = spans[:wanted]
-            taken += [records[start:end] for start, end in spans]
+                rest = payloads[wanted:]
+                at = len(records) - sum(map(len, rest)) - _PREFIX * len(rest)
+                queue.appendleft((records[at:], len(rest), sum(map(len, rest))))
+                payloads = payloads[:wanted]
+            taken += payloads
         self._count -= len(taken)
         self.queued_bytes -= sum(map(len, taken))
         if not self._count or (self._oversized and self.queued_bytes < self._oversized):  # it was taken
@@ -206,11 +203,7 @@ class Outbox:
             self.high_water = self.queued_bytes
 
 
-def _record_spans(records: bytes) -> list[tuple[int, int]]:
-    """Where each payload of a block of whole records lies: (start, end) after its length."""
-    spans, at, prefix = [], 0, _PREFIX
-    while at < len(records):
-        start = at + prefix
-        at = start + int.from_bytes(records[at:start], "big")
-        spans.append((start, at))
-    return spans
+def _payloads(records: bytes) -> list[bytes]:
+    """The payloads of a block of whole records the outbox queued, as ``bytes`` (``split_records``
+    hands a long one out as a view into the block)."""
+    return [bytes(payload) for payload in stream.split_records(records, _LARGEST_RECORD)]

@@ -41,7 +41,6 @@ from typing import Any
 
 from . import _mcp_notifications_py, mcp_notifications, stream
 from ._json import dumps, loads
-from .errors import DecodeError
 from .relay import Outbox, unreachable_frame
 
 PROTOCOL_VERSION = "2025-11-25"
