@@ -5,12 +5,15 @@
 one. ``diverge-codec doctor`` prints both, and the JSON backend.
 """
 
-from . import mcp_notifications, tools_begin
-from ._implementation import IMPLEMENTATION, IMPLEMENTATION_REASON
-from ._json import BACKEND as JSON_BACKEND
-from ._model import ErrorData, Mode, ProviderError
-from ._version import __version__
-from .errors import DecodeError, EncodeError
+from ._collector import paused_collector
+
+with paused_collector():
+    from . import mcp_notifications, tools_begin
+    from ._implementation import IMPLEMENTATION, IMPLEMENTATION_REASON
+    from ._json import BACKEND as JSON_BACKEND
+    from ._model import ErrorData, Mode, ProviderError
+    from ._version import __version__
+    from .errors import DecodeError, EncodeError
 
 __all__ = [
     "IMPLEMENTATION", "IMPLEMENTATION_REASON", "JSON_BACKEND", "DecodeError", "EncodeError", "ErrorData", "Mode",

@@ -58,7 +58,7 @@ from typing import IO, Any, Protocol
 
 from . import _leftovers, mcp_notifications
 from .relay_session import (
-    DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, PROTOCOL_VERSION, RelayReport, RelaySession,
+    DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, PROTOCOL_VERSION, RelayReport, RelaySession,
 )
 
 __all__ = [
@@ -194,7 +194,7 @@ class RelayOptions:
     """Shut the server down once every call is answered."""
     duration: float | None = None
     """Shut the server down after this many seconds."""
-    grace: float = 3.0
+    grace: float = DEFAULT_GRACE
     """Seconds to wait after closing stdin, and again after SIGTERM; and for the output to end once the server exited."""
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
     """Seconds a request may go unanswered before it is cancelled and counted failed; None: forever."""

@@ -57,6 +57,9 @@ stream envelope's default record limit."""
 DEFAULT_REQUEST_TIMEOUT = 60.0
 """Seconds a request of the relay's may go unanswered (the TypeScript SDK's default too)."""
 
+DEFAULT_GRACE = 3.0
+"""Seconds a driver waits after closing the server's stdin, again after SIGTERM, and for its output to end."""
+
 MAX_RECORD_BYTES = 0xFFFFFFFF
 """The largest record the stream envelope's 4-byte length can frame."""
 

@@ -20,6 +20,7 @@ import sys
 from typing import Any, NoReturn
 
 from .. import IMPLEMENTATION, __version__
+from .._collector import paused_collector
 from ._common import CHANNELS
 from ._safe import UsageError, escape
 
@@ -44,11 +45,32 @@ examples:
 """
 
 
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help kept as written, as wide as the terminal: found as ``shutil.get_terminal_size`` finds it, without
+    importing ``shutil`` (and its compression modules) into every command's start-up, as argparse's own does."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
+def _columns() -> int:
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with plain-text help kept as written, and a refusal in one line."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        kwargs.setdefault("formatter_class", Formatter)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
@@ -76,8 +98,9 @@ def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"diverge-codec {__version__} ({IMPLEMENTATION})")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     chosen = _subcommand(argv)
-    for name in (chosen,) if chosen is not None else SUBCOMMANDS:
-        importlib.import_module(f"{__name__}.{name}").register(commands)
+    with paused_collector():
+        for name in (chosen,) if chosen is not None else SUBCOMMANDS:
+            importlib.import_module(f"{__name__}.{name}").register(commands)
     return top
 
 

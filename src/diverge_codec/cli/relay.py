@@ -17,21 +17,23 @@ server over Streamable HTTP (``relay_http``, the ``[http]`` extra) on any system
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import json
 import os
-import signal
-import subprocess
 import sys
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from .. import _json, _leftovers
-from ..relay_process import ChannelRelay, RelayOptions, RelayUnsupported, ServerRelay, exit_status, open_writer
+from .. import _json
+from .._collector import paused_collector
 from ..relay_session import (
-    DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, PROTOCOL_VERSION, SUPPORTED_VERSIONS, RelayReport,
+    DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, PROTOCOL_VERSION, SUPPORTED_VERSIONS,
+    RelayReport,
 )
 from ._safe import UsageError, create_private
+
+if TYPE_CHECKING:
+    from ..relay_process import ChannelRelay, RelayOptions
 
 
 def parse_call(text: str, option: str = "--call") -> tuple[str, dict[str, Any]]:
@@ -62,7 +64,32 @@ def _positive(kind: type) -> Any:
     return parse
 
 
+def _driver(tls: bool) -> ModuleType:
+    """``relay_process`` (and asyncio); for a command, asyncio without ``ssl`` where nothing imported either yet.
+
+    asyncio imports ``ssl`` only to offer TLS (``try: import ssl``), which a relay over pipes
+    never uses, and that import is a tenth of the relay's start-up (OpenSSL's initialisation:
+    ~28 million instructions of ~280). It is hidden while asyncio loads, then put back: a later
+    ``import ssl`` in the process works, only asyncio's own TLS stays off in this process.
+    """
+    with paused_collector():
+        if tls or "asyncio" in sys.modules or "ssl" in sys.modules:
+            from .. import relay_process
+
+            return relay_process
+        sys.modules["ssl"] = None  # type: ignore[assignment]  # None in sys.modules: "import ssl" raises ImportError
+        try:
+            from .. import relay_process
+        finally:
+            del sys.modules["ssl"]
+        return relay_process
+
+
 def _options(args: argparse.Namespace) -> RelayOptions:
+    import subprocess
+
+    from ..relay_process import RelayOptions
+
     return RelayOptions(
         calls=[parse_call(text) for text in args.call],
         requests=[parse_call(text, "--request") for text in args.request], until_answered=args.until_answered, duration=args.duration,
@@ -71,6 +98,9 @@ def _options(args: argparse.Namespace) -> RelayOptions:
 
 
 async def _run(command: list[str], out_fd: int, options: RelayOptions) -> tuple[dict[str, Any], int]:
+    from .. import _leftovers
+    from ..relay_process import ServerRelay, exit_status, open_writer
+
     writer = await open_writer(out_fd)
     relay = ServerRelay(command, writer, options)
     try:
@@ -85,6 +115,7 @@ async def _run(command: list[str], out_fd: int, options: RelayOptions) -> tuple[
 
 async def _run_http(url: str, headers: list[tuple[str, str]], out_fd: int, options: RelayOptions) -> tuple[dict[str, Any], int]:
     from ..relay_http import HttpRelay  # only here: a stdio relay does not import the HTTP client
+    from ..relay_process import exit_status, open_writer
 
     report = await _until_signalled(HttpRelay(url, await open_writer(out_fd), options, headers))
     return report.as_dict(), exit_status(report)
@@ -92,6 +123,9 @@ async def _run_http(url: str, headers: list[tuple[str, str]], out_fd: int, optio
 
 async def _until_signalled(relay: ChannelRelay) -> RelayReport:
     """Run the relay with SIGINT/SIGTERM as its shutdown (where the loop has signal handlers)."""
+    import asyncio
+    import signal
+
     loop = asyncio.get_running_loop()
     handled = []
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -157,6 +191,11 @@ def cmd_relay(args: argparse.Namespace) -> int:
     elif sys.platform == "win32":
         raise UsageError("relay runs MCP servers on POSIX systems only (Linux, macOS); "
                          "--url, inspect and encode run everywhere")
+    driver = _driver(tls=args.url is not None)
+    import asyncio
+
+    from .. import _leftovers
+
     options = _options(args)
     out_fd = os.dup(sys.stdout.fileno()) if args.out in (None, "-") else create_private(args.out)
     _keep_freed_memory()
@@ -167,7 +206,7 @@ def cmd_relay(args: argparse.Namespace) -> int:
         _leftovers.become_subreaper()
         try:
             report, status = asyncio.run(_run(command, out_fd, options))
-        except RelayUnsupported as error:
+        except driver.RelayUnsupported as error:
             raise UsageError(str(error)) from None
     report["exit_status"] = status
     print(json.dumps(report, separators=(",", ":")), file=sys.stderr, flush=True)
@@ -201,7 +240,7 @@ def register(commands: Any) -> None:
                             "e.g. logging/setLevel='{\"level\":\"debug\"}'")
     relay.add_argument("--until-answered", action="store_true", help="shut the server down once every call and request is answered")
     relay.add_argument("--duration", type=_positive(float), metavar="SECONDS", help="shut the server down after this long")
-    relay.add_argument("--grace", type=_positive(float), default=RelayOptions.grace, metavar="SECONDS",
+    relay.add_argument("--grace", type=_positive(float), default=DEFAULT_GRACE, metavar="SECONDS",
                        help="wait this long after closing the server's stdin, again after SIGTERM, and for its "
                             "output to end once it exited (default %(default)s)")
     relay.add_argument("--request-timeout", type=_positive(float), default=DEFAULT_REQUEST_TIMEOUT, metavar="SECONDS",
