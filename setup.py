@@ -43,6 +43,9 @@ HEADERS = {"_tools_begin_c": ["src/diverge_codec/_tools_begin_scan.h", "src/dive
 # which keeps the wheel under 300,000 bytes (.ci/check-wheel). The tools-begin readers keep -O3: at
 # -O2 a Begun decode costs ~9% more. -Os costs the checkers and the stream more still.
 SMALLER = {"_mcp_notifications_c": ["-O2"], "_stream_c": ["-O2"], "_sequence_c": ["-O2"]}
+# No padding before functions, jumps and labels (loops keep theirs): 3.3 KB off the wheel, and
+# callgrind counts fewer instructions, not more (the padding's no-ops are executed where code falls into it).
+UNPADDED = ["-falign-functions=1", "-falign-jumps=1", "-falign-labels=1"]
 DIRECTIVES = {
     "language_level": "3",
     # A text signature in each docstring: inspect.signature works on the METH_O builtins.
@@ -74,7 +77,7 @@ class OptionalBuildExt(build_ext):
                 if sys.platform.startswith("linux"):
                     # Each function in its own section, and the linker drops those nothing calls
                     # (Cython's unused helpers).
-                    ext.extra_compile_args += ["-ffunction-sections", "-fdata-sections"]
+                    ext.extra_compile_args += ["-ffunction-sections", "-fdata-sections", *UNPADDED]
                     ext.extra_link_args += ["-s", "-Wl,--gc-sections"]
         super().build_extensions()
 

@@ -107,7 +107,7 @@ def test_every_resolved_value_is_free_of_placeholders_and_its_paths_exist(platfo
     assert build.test_extras == "[test]"
     assert build.build_frontend.name == "build" and list(build.build_frontend.args) == ["--no-isolation"]
     if platform == "linux":
-        assert repair == "auditwheel repair --strip -w /tmp/out /tmp/w/x.whl"
+        assert repair == "auditwheel repair --strip -z 9 -w /tmp/out /tmp/w/x.whl"
 
 
 @needs_cibuildwheel

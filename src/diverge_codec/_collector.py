@@ -1,5 +1,4 @@
-"""The cycle collector paused while modules load: what an import makes (modules, classes, functions) lives
-as long as the process, so a collection during it walks them all for nothing, about 3 ms of a command's start-up."""
+"""The cycle collector paused while modules load: what they make lives as long as the process (~3 ms of start-up)."""
 
 from __future__ import annotations
 
@@ -8,7 +7,6 @@ from types import TracebackType
 
 
 class paused_collector:  # noqa: N801  (used as a statement: ``with paused_collector():``)
-    """``gc.disable()`` for the block, and the collector back as it was found (on) when it ends."""
 
     def __enter__(self) -> None:
         self.was_enabled = gc.isenabled()

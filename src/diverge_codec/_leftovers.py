@@ -32,8 +32,7 @@ REAP_WITHIN = 1.0
 
 
 _subreaper = False
-"""Whether ``become_subreaper`` made this process one: then every descendant of its servers stays
-in its own tree, and the tree is all that ``end_leftovers`` needs to read."""
+"""Set by ``become_subreaper``: every process the servers start then stays in this process's tree."""
 
 
 def become_subreaper() -> bool:
@@ -52,8 +51,7 @@ def become_subreaper() -> bool:
 
 
 def _stat(pid: int | str) -> tuple[int, int] | None:
-    """(parent pid, process group) of a live process; None for one that ended or is a zombie (dead
-    already: its parent reaps it)."""
+    """(parent pid, process group) of a live process; None if it ended or is a zombie (its parent reaps it)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as file:
             stat = file.read()
@@ -75,9 +73,8 @@ def _processes() -> list[tuple[int, int, int]]:
 
 
 def _children(pid: int | str = "self") -> list[int] | None:
-    """The children of a process, from its threads' ``/proc/PID/task/TID/children`` (Linux 3.5+):
-    a few reads where ``_processes`` reads every process on the machine (~1 ms per 80). None
-    where the files are missing (no ``/proc``, a kernel built without them, a process gone)."""
+    """A process's children from its threads' ``/proc/PID/task/TID/children`` (Linux 3.5+), not every
+    process on the machine (~1 ms per 80); None where the files are missing."""
     try:
         threads = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -95,8 +92,7 @@ def _children(pid: int | str = "self") -> list[int] | None:
 
 
 def _descendants() -> list[tuple[int, int, int]] | None:
-    """(pid, parent pid, process group) of every live descendant of this process, walked down the
-    children files; None where they are missing."""
+    """(pid, parent pid, process group) of this process's live descendants; None without children files."""
     pending = _children()
     if pending is None:
         return None
@@ -120,9 +116,7 @@ def _carries(pid: int, needle: bytes) -> bool:
 
 def end_leftovers(group: int, token: str) -> list[int]:
     """SIGKILL the group ``group`` and every process marked with ``token``: the pids found alive, its leader aside.
-
-    A subreaper reads its own tree (every process its servers started is in it); any other
-    process reads every process on the machine, as a marked one may have been adopted anywhere."""
+    A subreaper reads its own tree; any other process every process, as a marked one may be anywhere."""
     me = os.getpid()
     needle = f"{MARK}={token}".encode()
     processes = _descendants() if _subreaper else None

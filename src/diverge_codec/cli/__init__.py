@@ -46,8 +46,7 @@ examples:
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter):
-    """Help kept as written, as wide as the terminal: found as ``shutil.get_terminal_size`` finds it, without
-    importing ``shutil`` (and its compression modules) into every command's start-up, as argparse's own does."""
+    """Help kept as written, as wide as the terminal, found as ``shutil`` finds it without importing it."""
 
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
         super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)

@@ -65,13 +65,8 @@ def _positive(kind: type) -> Any:
 
 
 def _driver(tls: bool) -> ModuleType:
-    """``relay_process`` (and asyncio); for a command, asyncio without ``ssl`` where nothing imported either yet.
-
-    asyncio imports ``ssl`` only to offer TLS (``try: import ssl``), which a relay over pipes
-    never uses, and that import is a tenth of the relay's start-up (OpenSSL's initialisation:
-    ~28 million instructions of ~280). It is hidden while asyncio loads, then put back: a later
-    ``import ssl`` in the process works, only asyncio's own TLS stays off in this process.
-    """
+    """``relay_process`` and asyncio; for pipes, asyncio without ``ssl`` (a tenth of start-up, OpenSSL's set-up),
+    hidden while asyncio loads and then put back: a later ``import ssl`` works, only asyncio's TLS stays off."""
     with paused_collector():
         if tls or "asyncio" in sys.modules or "ssl" in sys.modules:
             from .. import relay_process
