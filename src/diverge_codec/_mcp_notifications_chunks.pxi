@@ -6,7 +6,7 @@
 
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport Py_XDECREF
-from libc.string cimport memchr
+from libc.string cimport memchr, memcmp
 
 cdef extern from "Python.h":
     PyObject* _new_bytes "PyBytes_FromStringAndSize"(const char* data, Py_ssize_t size) except NULL
@@ -310,3 +310,42 @@ cdef tuple _framed(_Records* out, list others):
     Py_XDECREF(out.owned)
     out.owned = NULL
     return (records, out.count, out.total, out.largest, others)
+
+
+def _answer_ids(bytes line):
+    """None where ``line`` holds ``"method"`` or a backslash (it may be a request, or spell a key with an
+    escape), else the integer after each ``"id"`` followed by JSON whitespace, a colon, JSON whitespace and
+    a minus at most: its first 19 digits. Lets the relay's session skip parsing an answer nobody awaits."""
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(line)
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(line), at = 0, end
+    cdef const unsigned char* quote
+    cdef unsigned long long value
+    cdef int digits
+    cdef list ids = []
+    if memchr(s, 92, <size_t>size) != NULL:
+        return None
+    while True:  # s[size] is the bytes object's NUL, which stops every byte-wise read below
+        quote = <const unsigned char*>memchr(s + at, 34, <size_t>(size - at))
+        if quote == NULL:
+            return tuple(ids)
+        at = quote - s + 1
+        if size - at >= 7 and memcmp(quote, b'"method"', 8) == 0:
+            return None
+        if not (size - at >= 3 and quote[1] == 105 and quote[2] == 100 and quote[3] == 34):  # "id"
+            continue
+        end = at + 3
+        while dc_space(s[end]):
+            end += 1
+        if s[end] != 58:  # ':'
+            continue
+        end += 1
+        while dc_space(s[end]):
+            end += 1
+        end += s[end] == 45  # '-'
+        value = digits = 0
+        while digits < 19 and 48 <= s[end] <= 57:
+            value = value * 10 + (s[end] - 48)
+            end += 1
+            digits += 1
+        if digits:
+            ids.append(value)

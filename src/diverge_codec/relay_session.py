@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _mcp_notifications_py, mcp_notifications, stream
+from ._implementation import IMPLEMENTATION
 from ._json import dumps, loads
 from .relay import Outbox, unreachable_frame
 
@@ -294,6 +295,13 @@ class RelaySession:
 
     def _message(self, line: bytes, replies: list[bytes]) -> None:
         """A line that is no notification: an answer to the relay, a request of it, or noise."""
+        ids = _answer_ids(line)
+        if ids is not None and self.pending.keys().isdisjoint(ids):
+            # No request, and no integer id the relay awaits (a key spells "method" or "id" as those
+            # bytes, or with an escape): what the parse would say is "ignored", so no parse (a stray
+            # answer can be kilobytes).
+            self.report.ignored += 1
+            return
         try:
             message = loads(line)
         except ValueError:
@@ -361,6 +369,12 @@ class RelaySession:
     def _want_shutdown(self, reason: str) -> None:
         if self.shutdown_reason is None:
             self.shutdown_reason = reason
+
+
+if IMPLEMENTATION == "python":
+    _answer_ids = _mcp_notifications_py._answer_ids
+else:
+    from ._mcp_notifications_c import _answer_ids
 
 
 def _framer(frame: Callable[[bytes], bytes | None], max_line: int, record_limit: int) -> mcp_notifications.ChunkFramer:
