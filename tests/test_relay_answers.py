@@ -28,7 +28,8 @@ def test_the_cores_find_the_same_ids_in_any_bytes(line):
     (b'{"id":"7","result":1}', ()),
     (b'{"result":{},"id":12345678901234567890}', (1234567890123456789,)),
     (b'{"id":1,"method":"ping"}', None),
-    (b'{"id":1,"result":"\\n"}', None),
+    (b'{"id":1,"result":"\\n"}', (1,)),
+    (b'{"id":1,"result":"\\\\u"}', None),
     (b'{"\\u0069d":1}', None),
     (b"", ()),
 ])

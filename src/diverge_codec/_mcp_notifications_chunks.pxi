@@ -30,7 +30,7 @@ cdef struct _Records:
     Py_ssize_t size, capacity, count, total, largest
 
 
-cdef char* _record(_Records* out, Py_ssize_t payload) except NULL:
+cdef inline char* _record(_Records* out, Py_ssize_t payload) except NULL:
     """Room for one record of ``payload`` bytes at the end of ``out``, its length written: where the payload goes.
 
     The pointer is good until the next call that can run Python code or resize ``out``."""
@@ -313,17 +313,23 @@ cdef tuple _framed(_Records* out, list others):
 
 
 def _answer_ids(bytes line):
-    """None where ``line`` holds ``"method"`` or a backslash (it may be a request, or spell a key with an
-    escape), else the integer after each ``"id"`` followed by JSON whitespace, a colon, JSON whitespace and
-    a minus at most: its first 19 digits. Lets the relay's session skip parsing an answer nobody awaits."""
+    """None where ``line`` holds ``"method"`` or ``\\u`` (it may be a request, or spell a key with an
+    escape: no other escape stands for a letter), else the integer after each ``"id"`` followed by JSON
+    whitespace, a colon, JSON whitespace and a minus at most: its first 19 digits. Lets the relay's
+    session skip parsing an answer nobody awaits."""
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(line)
     cdef Py_ssize_t size = PyBytes_GET_SIZE(line), at = 0, end
-    cdef const unsigned char* quote
+    cdef const unsigned char* quote = s
     cdef unsigned long long value
     cdef int digits
     cdef list ids = []
-    if memchr(s, 92, <size_t>size) != NULL:
-        return None
+    while True:  # each backslash: \\u?
+        quote = <const unsigned char*>memchr(quote, 92, <size_t>(size - (quote - s)))
+        if quote == NULL:
+            break
+        if quote[1] == 117:  # at most the NUL after the bytes
+            return None
+        quote += 1
     while True:  # s[size] is the bytes object's NUL, which stops every byte-wise read below
         quote = <const unsigned char*>memchr(s + at, 34, <size_t>(size - at))
         if quote == NULL:

@@ -413,10 +413,11 @@ _ANSWER_ID = re.compile(rb'"id"[ \t\n\r]*:[ \t\n\r]*-?([0-9]{1,19})')
 
 
 def _answer_ids(line: bytes) -> tuple[int, ...] | None:
-    """None where ``line`` holds ``"method"`` or a backslash (it may be a request, or spell a key with an
-    escape), else the integer after each ``"id"`` followed by JSON whitespace, a colon, JSON whitespace and
-    a minus at most: its first 19 digits. Lets the relay's session skip parsing an answer nobody awaits."""
-    if b'"method"' in line or b"\\" in line:
+    """None where ``line`` holds ``"method"`` or ``\\u`` (it may be a request, or spell a key with an
+    escape: no other escape stands for a letter), else the integer after each ``"id"`` followed by JSON
+    whitespace, a colon, JSON whitespace and a minus at most: its first 19 digits. Lets the relay's
+    session skip parsing an answer nobody awaits."""
+    if b'"method"' in line or b"\\u" in line:
         return None
     return tuple(map(int, _ANSWER_ID.findall(line)))
 

@@ -279,7 +279,11 @@ class RelaySession:
             return b""
         replies: list[bytes] = []
         for line in others:
-            self._message(line, replies)
+            ids = _answer_ids(line)
+            if ids is None or not self.pending.keys().isdisjoint(ids):
+                self._message(line, replies)
+            else:  # no request, no integer id the relay awaits: the parse would say "ignored" (an answer can be kilobytes)
+                self.report.ignored += 1
         return b"".join(replies)
 
     def _settle(self) -> None:
@@ -295,13 +299,6 @@ class RelaySession:
 
     def _message(self, line: bytes, replies: list[bytes]) -> None:
         """A line that is no notification: an answer to the relay, a request of it, or noise."""
-        ids = _answer_ids(line)
-        if ids is not None and self.pending.keys().isdisjoint(ids):
-            # No request, and no integer id the relay awaits (a key spells "method" or "id" as those
-            # bytes, or with an escape): what the parse would say is "ignored", so no parse (a stray
-            # answer can be kilobytes).
-            self.report.ignored += 1
-            return
         try:
             message = loads(line)
         except ValueError:
@@ -371,6 +368,9 @@ class RelaySession:
             self.shutdown_reason = reason
 
 
+# A line that holds neither "method" nor \u is no request (a key spells "method" as those bytes or with a
+# \u escape), and its id is an integer the relay awaits only if one of the integers after an "id" key is:
+# _answer_ids finds them without a parse (the session's cost per notification: docs/performance.md).
 if IMPLEMENTATION == "python":
     _answer_ids = _mcp_notifications_py._answer_ids
 else:
