@@ -313,15 +313,10 @@ cdef tuple _framed(_Records* out, list others):
 
 
 def _answer_ids(bytes line):
-    """None where ``line`` holds ``"method"`` or ``\\u`` (it may be a request, or spell a key with an
-    escape: no other escape stands for a letter), else the integer after each ``"id"`` followed by JSON
-    whitespace, a colon, JSON whitespace and a minus at most: its first 19 digits. Lets the relay's
-    session skip parsing an answer nobody awaits."""
+    """None: a request maybe; else the ints its "id" keys may have."""
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(line)
-    cdef Py_ssize_t size = PyBytes_GET_SIZE(line), at = 0, end
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(line), at = 0, value
     cdef const unsigned char* quote = s
-    cdef unsigned long long value
-    cdef int digits
     cdef list ids = []
     while True:  # each backslash: \\u?
         quote = <const unsigned char*>memchr(quote, 92, <size_t>(size - (quote - s)))
@@ -333,25 +328,19 @@ def _answer_ids(bytes line):
     while True:  # s[size] is the bytes object's NUL, which stops every byte-wise read below
         quote = <const unsigned char*>memchr(s + at, 34, <size_t>(size - at))
         if quote == NULL:
-            return tuple(ids)
+            return ids
         at = quote - s + 1
         if size - at >= 7 and memcmp(quote, b'"method"', 8) == 0:
             return None
         if not (size - at >= 3 and quote[1] == 105 and quote[2] == 100 and quote[3] == 34):  # "id"
             continue
-        end = at + 3
-        while dc_space(s[end]):
-            end += 1
-        if s[end] != 58:  # ':'
+        if dc_space(quote[4]) or (quote[4] == 58 and (dc_space(quote[5]) or quote[5] == 45)):  # ws, or ':' and ws or '-'
+            return None
+        if quote[4] != 58 or not 48 <= quote[5] <= 57:  # no key, or a value that is no integer
             continue
-        end += 1
-        while dc_space(s[end]):
-            end += 1
-        end += s[end] == 45  # '-'
-        value = digits = 0
-        while digits < 19 and 48 <= s[end] <= 57:
-            value = value * 10 + (s[end] - 48)
-            end += 1
-            digits += 1
-        if digits:
-            ids.append(value)
+        quote += 5
+        value = 0
+        while quote - s < at + 22 and 48 <= quote[0] <= 57:  # 18 digits at most
+            value = value * 10 + (quote[0] - 48)
+            quote += 1
+        PyList_Append(ids, value)

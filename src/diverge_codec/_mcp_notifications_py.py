@@ -409,19 +409,6 @@ def framer_messages(messages: Iterable[object]) -> list[bytes]:
     return [framer_chunk(message, "feed_messages") for message in list(messages)]
 
 
-_ANSWER_ID = re.compile(rb'"id"[ \t\n\r]*:[ \t\n\r]*-?([0-9]{1,19})')
-
-
-def _answer_ids(line: bytes) -> tuple[int, ...] | None:
-    """None where ``line`` holds ``"method"`` or ``\\u`` (it may be a request, or spell a key with an
-    escape: no other escape stands for a letter), else the integer after each ``"id"`` followed by JSON
-    whitespace, a colon, JSON whitespace and a minus at most: its first 19 digits. Lets the relay's
-    session skip parsing an answer nobody awaits."""
-    if b'"method"' in line or b"\\u" in line:
-        return None
-    return tuple(map(int, _ANSWER_ID.findall(line)))
-
-
 class ChunkFramer:
     """The relay's hot loop: a server's output in, the channel's records out, one call per chunk.
 
