@@ -1,12 +1,12 @@
 # ChunkFramer, the relay's hot loop, compiled: the twin of ChunkFramer in _mcp_notifications_py.py.
 # Included by _mcp_notifications_c.pyx, whose scan (dc_scan_notification), parsing twin
 # (_parsed_splice) and errors it uses. A chunk is split, scanned and written as records without a
-# Python object per notification (the chunk is copied once, into the framer's buffer, where each
-# newline becomes the NUL the scan needs); only the lines that are no notification become bytes.
+# Python object per notification (each line is copied alone into the framer's buffer, a NUL after it
+# as the scan needs); only the lines that are no notification become bytes.
 
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport Py_XDECREF
-from libc.string cimport memchr, memmove
+from libc.string cimport memchr, memcmp
 
 cdef extern from "Python.h":
     PyObject* _new_bytes "PyBytes_FromStringAndSize"(const char* data, Py_ssize_t size) except NULL
@@ -30,7 +30,7 @@ cdef struct _Records:
     Py_ssize_t size, capacity, count, total, largest
 
 
-cdef char* _record(_Records* out, Py_ssize_t payload) except NULL:
+cdef inline char* _record(_Records* out, Py_ssize_t payload) except NULL:
     """Room for one record of ``payload`` bytes at the end of ``out``, its length written: where the payload goes.
 
     The pointer is good until the next call that can run Python code or resize ``out``."""
@@ -87,7 +87,7 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
     """
 
     cdef readonly Py_ssize_t max_line, record_limit, invalid, too_large
-    cdef char* _buffer  # the chunk being read, its newlines turned to NULs, then the partial line carried
+    cdef char* _buffer  # the partial line carried, then the line being read and its NUL
     cdef Py_ssize_t _capacity, _held  # the buffer's size; the partial line's, at its start
     cdef bint _ready  # __init__ has run to the end
     cdef bint _skipping  # a line over max_line is being skipped to its newline
@@ -167,10 +167,10 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
         return 0
 
     cdef tuple _feed(self, bytes chunk):
-        """The chunk copied into the framer's buffer after the partial line held there, where each
-        line's newline becomes the NUL the scan reads up to."""
+        """The chunk's whole lines, each copied alone into the framer's buffer with a NUL after it (the
+        scan reads up to one); the partial last line held there for the next call."""
         cdef const char* data = PyBytes_AS_STRING(chunk)
-        cdef Py_ssize_t size = PyBytes_GET_SIZE(chunk), at = 0
+        cdef Py_ssize_t size = PyBytes_GET_SIZE(chunk), at = 0, end, held, length
         cdef const char* newline
         if self._skipping:  # the rest of a line over max_line, up to its newline: never held
             newline = <const char*>memchr(data, 10, <size_t>size)
@@ -178,38 +178,35 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
                 return (b"", 0, 0, 0, [])
             self._skipping = False
             at = newline - data + 1
-        if memchr(data + at, 10, <size_t>(size - at)) == NULL:  # no line ends here
+        newline = <const char*>memchr(data + at, 10, <size_t>(size - at))
+        if newline == NULL:  # no line ends here
             self._hold(data + at, size - at)
             return (b"", 0, 0, 0, [])
-        self._reserve(self._held + size - at)
-        memcpy(self._buffer + self._held, data + at, <size_t>(size - at))
-        return self._lines(self._held + size - at)
-
-    cdef tuple _lines(self, Py_ssize_t size):
-        """The buffer's first ``size`` bytes read: each whole line framed, the partial last one kept."""
-        cdef char* text = self._buffer
-        cdef Py_ssize_t at = 0, end
-        cdef char* newline = <char*>memchr(text, 10, <size_t>size)
         cdef list others = []
         cdef _Records out
         out.owned = NULL
         out.size = out.count = out.total = out.largest = 0
-        out.capacity = size + 64
+        out.capacity = size - at + self._held + 64
         try:
             out.owned = _new_bytes(NULL, out.capacity)
+            self._reserve(self._held)  # a buffer grown for a long line is given back here
             while newline != NULL:
-                end = newline - text
-                newline[0] = 0  # the scan reads up to a NUL, as in a bytes object
-                self._line(text + at, end - at, None, &out, others)
+                end = newline - data
+                held, self._held = self._held, 0  # the line's start, held from earlier chunks
+                length = held + end - at
+                if length > self.max_line:
+                    self.too_large += 1
+                else:
+                    if length >= self._capacity:
+                        self._reserve(length)
+                    # A copy per line: glibc copies a whole chunk with rep movsb, which callgrind
+                    # counts a byte at a time, a line of a few hundred bytes with vector moves.
+                    memcpy(self._buffer + held, data + at, <size_t>(end - at))
+                    self._buffer[length] = 0
+                    self._line(self._buffer, length, None, &out, others)
                 at = end + 1
-                newline = <char*>memchr(text + at, 10, <size_t>(size - at))
-            self._held = size - at
-            if self._held > self.max_line:  # a partial line already too long: counted, skipped
-                self._held = 0
-                self._skipping = True
-                self.too_large += 1
-            elif self._held:
-                memmove(text, text + at, <size_t>self._held)
+                newline = <const char*>memchr(data + at, 10, <size_t>(size - at))
+            self._hold(data + at, size - at)
             return _framed(&out, others)
         finally:
             Py_XDECREF(out.owned)
@@ -313,3 +310,37 @@ cdef tuple _framed(_Records* out, list others):
     Py_XDECREF(out.owned)
     out.owned = NULL
     return (records, out.count, out.total, out.largest, others)
+
+
+def _answer_ids(bytes line):
+    """None: a request maybe; else the ints its "id" keys may have."""
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(line)
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(line), at = 0, value
+    cdef const unsigned char* quote = s
+    cdef list ids = []
+    while True:  # each backslash: \\u?
+        quote = <const unsigned char*>memchr(quote, 92, <size_t>(size - (quote - s)))
+        if quote == NULL:
+            break
+        if quote[1] == 117:  # at most the NUL after the bytes
+            return None
+        quote += 1
+    while True:  # s[size] is the bytes object's NUL, which stops every byte-wise read below
+        quote = <const unsigned char*>memchr(s + at, 34, <size_t>(size - at))
+        if quote == NULL:
+            return ids
+        at = quote - s + 1
+        if size - at >= 7 and memcmp(quote, b'"method"', 8) == 0:
+            return None
+        if not (size - at >= 3 and quote[1] == 105 and quote[2] == 100 and quote[3] == 34):  # "id"
+            continue
+        if dc_space(quote[4]) or (quote[4] == 58 and (dc_space(quote[5]) or quote[5] == 45)):  # ws, or ':' and ws or '-'
+            return None
+        if quote[4] != 58 or not 48 <= quote[5] <= 57:  # no key, or a value that is no integer
+            continue
+        quote += 5
+        value = 0
+        while quote - s < at + 22 and 48 <= quote[0] <= 57:  # 18 digits at most
+            value = value * 10 + (quote[0] - 48)
+            quote += 1
+        PyList_Append(ids, value)

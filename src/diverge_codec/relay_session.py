@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _mcp_notifications_py, mcp_notifications, stream
+from ._implementation import IMPLEMENTATION
 from ._json import dumps, loads
 from .relay import Outbox, unreachable_frame
 
@@ -281,7 +282,11 @@ class RelaySession:
             return b""
         replies: list[bytes] = []
         for line in others:
-            self._message(line, replies)
+            ids = _answer_ids(line)
+            if ids is None or not self.pending.keys().isdisjoint(ids):
+                self._message(line, replies)
+            else:  # no request, no id awaited: ignored unparsed
+                self.report.ignored += 1
         return b"".join(replies)
 
     def _settle(self) -> None:
@@ -364,6 +369,13 @@ class RelaySession:
     def _want_shutdown(self, reason: str) -> None:
         if self.shutdown_reason is None:
             self.shutdown_reason = reason
+
+
+if IMPLEMENTATION == "python":
+    def _answer_ids(line: bytes) -> list[int] | None:
+        return None  # the pure core parses them all
+else:  # tests/test_relay_answers.py
+    from ._mcp_notifications_c import _answer_ids
 
 
 def _framer(frame: Callable[[bytes], bytes | None], max_line: int, record_limit: int) -> mcp_notifications.ChunkFramer:
