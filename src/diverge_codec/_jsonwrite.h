@@ -33,6 +33,7 @@ typedef struct {
     char *data;
     Py_ssize_t size;
     Py_ssize_t capacity;
+    PyObject *array;  /* the bytearray written in place (dc_append_json), or NULL: local, then PyMem_* */
     char local[DC_WRITE_LOCAL];
 } dc_writer;
 
@@ -40,7 +41,10 @@ static inline void dc_writer_init(dc_writer *w) {
     w->data = w->local;
     w->size = 0;
     w->capacity = DC_WRITE_LOCAL;
+    w->array = NULL;
 }
+
+static int dc_array_grow(dc_writer *w, Py_ssize_t more);
 
 static inline void dc_writer_free(dc_writer *w) {
     if (w->data != w->local) PyMem_Free(w->data);
@@ -51,6 +55,7 @@ static inline void dc_writer_free(dc_writer *w) {
 
 /* Room for more bytes after size; 0 where there is no memory (no exception left set). */
 static int dc_writer_grow(dc_writer *w, Py_ssize_t more) {
+    if (w->array != NULL) return dc_array_grow(w, more);
     if (more > PY_SSIZE_T_MAX / 2 - w->size) return 0;
     Py_ssize_t capacity = w->capacity * 2;
     if (capacity < w->size + more) capacity = w->size + more;
@@ -446,11 +451,66 @@ static int dc_append_tagged(PyObject *out, int tag, const char *data, Py_ssize_t
     return 0;
 }
 
-/* What w holds appended to a bytearray, as dc_append_tagged does; w freed either way. */
-static int dc_writer_append_to(dc_writer *w, PyObject *out) {
-    int status = dc_append_tagged(out, -1, w->data, w->size);
-    dc_writer_free(w);
-    return status;
+/* In place: w writes at the end of a bytearray, into the room its block has past its size (its
+ * NUL's byte kept), and grows the block as encode_into's appends do. The bytearray's size is
+ * set once the body is written; until then its bytes and size are as they were (its NUL aside,
+ * written over by the first byte). Nothing between the size read and the size set runs Python
+ * code: no object is allocated, only the block, and on a failed resize w stops writing. */
+static inline void dc_array_room(dc_writer *w) {
+    PyByteArrayObject *array = (PyByteArrayObject *)w->array;
+    Py_ssize_t room = array->ob_alloc - (array->ob_start - array->ob_bytes) - 1;
+    w->data = array->ob_start;  /* NULL for a bytearray that never had a block: room 0 */
+    w->capacity = room > 0 ? room : 0;
+}
+
+static int dc_array_grow(dc_writer *w, Py_ssize_t more) {
+    if (more > PY_SSIZE_T_MAX / 3 - w->size) return 0;
+    Py_ssize_t need = w->size + more;
+    /* What is written so far counts as the bytearray's while it moves: PyByteArray_Resize copies
+     * only its size's bytes where its bytes start past its block. */
+    Py_SET_SIZE(w->array, w->size);
+    if (PyByteArray_Resize(w->array, need + DC_APPEND_GROWTH(need)) < 0) {
+        PyErr_Clear();  /* no memory: the caller's path raises it, with the bytearray as it was */
+        return 0;
+    }
+    dc_array_room(w);
+    return 1;
+}
+
+/* The tag byte and the body's JSON (dc_write_json) appended to a bytearray in place: 1 written;
+ * 0 where the writer does not take the body or the bytearray has exports (no exception set),
+ * and then the bytearray is as it was, but its block, which may have grown. */
+static int dc_append_json(PyObject *out, int tag, PyObject *body, int notification) {
+#ifdef Py_GIL_DISABLED
+    (void)out;
+    (void)tag;
+    (void)body;
+    (void)notification;
+    return 0;
+#else
+    dc_writer w;
+    Py_ssize_t before = Py_SIZE(out);
+    if (((PyByteArrayObject *)out)->ob_exports > 0) return 0;
+    w.array = out;
+    w.size = before;
+    dc_array_room(&w);
+    if (dc_writer_reserve(&w, 1)) {
+        w.data[w.size++] = (char)tag;
+        if (dc_write_json(&w, body, notification)) {
+            Py_SET_SIZE(out, w.size);
+            w.data[w.size] = '\0';
+            return 1;
+        }
+    }
+    /* Only a failed resize could have run Python code (the MemoryError's allocation: a GC
+     * callback); the bytearray is cut back to its old size where it is at least that long. */
+    PyByteArrayObject *array = (PyByteArrayObject *)out;
+    if (Py_SIZE(out) >= before && array->ob_start != NULL) {
+        Py_SET_SIZE(out, before);
+        array->ob_start[before] = '\0';
+    }
+    return 0;
+#endif
 }
 
 #endif
