@@ -21,6 +21,7 @@
 #define DIVERGE_CODEC_JSONWRITE_H
 
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 
 #define DC_WRITE_LOCAL 1024
@@ -112,13 +113,13 @@ static inline char *dc_put_ascii(char *out, unsigned char c) {
 
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define DC_WORDS 1
-#include <stdint.h>
 /* A bit set in the byte of each of 8 ASCII bytes that JSON escapes (below 0x20, '"', '\\'):
- * exact in the lowest such byte, which is all the caller reads. */
+ * exact in the lowest such byte, which is all the caller reads, and none where no byte is one
+ * (a subtraction borrows only from such a byte). ASCII only: a byte from 0xA0 would be one. */
 static inline uint64_t dc_escapes_in(uint64_t x) {
     const uint64_t ones = 0x0101010101010101ULL;
     uint64_t quote = x ^ (ones * '"'), backslash = x ^ (ones * '\\');
-    return ((x - ones * 0x20) | (quote - ones) | (backslash - ones)) & ~x & (ones * 0x80);
+    return ((x - ones * 0x20) | (quote - ones) | (backslash - ones)) & (ones * 0x80);
 }
 
 /* A compact ASCII str of one byte or more, quoted, at out, 8 bytes at a time and each word
@@ -225,6 +226,26 @@ static const char dc_pairs[] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+/* How many decimal digits a magnitude has (1 for 0). */
+static inline int dc_digits(unsigned long long magnitude) {
+#if defined(__GNUC__)
+    static const unsigned long long powers[20] = {
+        1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL, 100000000ULL,
+        1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+        100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+        1000000000000000000ULL, 10000000000000000000ULL};
+    /* bits * log10(2), from 1233 / 4096: the digits less one, or one more than that; the odd
+     * value has as many digits (a power of ten is even) and at least one bit */
+    unsigned long long odd = magnitude | 1;
+    int guess = ((64 - __builtin_clzll(odd)) * 1233) >> 12;
+    return guess + (odd >= powers[guess]);
+#else
+    int count = 1;
+    for (unsigned long long bound = 10; count < 20 && magnitude >= bound; bound *= 10) count++;
+    return count;
+#endif
+}
+
 static int dc_write_int(dc_writer *w, PyObject *value) {
     int overflow = 0;
     unsigned long long magnitude;
@@ -263,8 +284,7 @@ static int dc_write_int(dc_writer *w, PyObject *value) {
         return 0;
     }
     if (!dc_writer_reserve(w, 21)) return 0;
-    int count = 1;
-    for (unsigned long long bound = 10; count < 20 && magnitude >= bound; bound *= 10) count++;
+    int count = dc_digits(magnitude);
     char *out = w->data + w->size;
     if (negative) *out++ = '-';
     char *end = out + count;
@@ -320,9 +340,8 @@ static inline int dc_write_plain(dc_writer *w, PyObject *text) {
     return 0;
 }
 
-/* A member's key and its colon, after a comma unless it is the first member. */
-static inline int dc_write_key(dc_writer *w, PyObject *key, int first) {
-    if (Py_TYPE(key) != &PyUnicode_Type) return 0;
+/* A member's key and its colon, after a comma unless it is the first member, written the long way. */
+static int dc_write_key_text(dc_writer *w, PyObject *key, int first) {
 #if DC_WORDS
     Py_ssize_t length = PyUnicode_GET_LENGTH(key);
     if (DC_IS_PLAIN(key, length)) {
@@ -341,6 +360,54 @@ static inline int dc_write_key(dc_writer *w, PyObject *key, int first) {
     return dc_write_str(w, key) && dc_write_raw(w, ":", 1);
 }
 
+/* Keys written before, kept as JSON: a dict's keys are few and come back as the same objects
+ * (orjson hands out one str per short key from its cache; a literal is one object), so a key is
+ * found by its address, in one of the two entries of the set its address picks. Each entry holds
+ * a reference to its str: while it is there, no other object has that address, and the str's
+ * text cannot change. A new key takes its set's first entry, and the key there moves to the
+ * second, putting out the key that was there: an exact str, whose freeing runs no Python code. */
+#define DC_KEY_BITS 7  /* 128 sets of two */
+#define DC_KEY_TEXT 24  /* the comma, the key's JSON and the colon at most; copied whole */
+typedef struct {
+    PyObject *key;
+    Py_ssize_t size;
+    int check;  /* the check a member of this key starts (DC_CHECK_BODY: "params", DC_CHECK_PARAMS: "_meta") */
+    char text[DC_KEY_TEXT + 1];  /* one more: read from the second byte where there is no comma */
+} dc_key_entry;
+static dc_key_entry dc_keys[2 << DC_KEY_BITS];
+
+/* The key written as dc_write_key_text writes it, kept in the first of its set's entries where its JSON fits. */
+static int dc_write_new_key(dc_writer *w, PyObject *key, int first, dc_key_entry *set) {
+    if (Py_TYPE(key) != &PyUnicode_Type) return 0;
+    Py_ssize_t start = w->size;
+    if (!dc_write_key_text(w, key, first)) return 0;
+    int check = dc_str_is(key, "params", 6) ? DC_CHECK_BODY : dc_str_is(key, "_meta", 5) ? DC_CHECK_PARAMS : DC_CHECK_NONE;
+    Py_ssize_t size = w->size - start + first;  /* with its comma */
+    if (size <= DC_KEY_TEXT) {
+        PyObject *old = set[1].key;
+        set[1] = set[0];
+        set[0].text[0] = ',';
+        memcpy(set[0].text + 1, w->data + start + !first, (size_t)(size - 1));
+        set[0].size = size;
+        set[0].check = check;
+        Py_INCREF(key);
+        set[0].key = key;
+        Py_XDECREF(old);
+    }
+    return 1 + check;
+}
+
+/* A member's key and its colon, after a comma unless it is the first member: 1 + the check its
+ * member starts (DC_CHECK_NONE where it starts none); 0 where it is not written. */
+static inline int dc_write_key(dc_writer *w, PyObject *key, int first) {
+    dc_key_entry *entry = &dc_keys[2 * (((uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ULL) >> (64 - DC_KEY_BITS))];
+    if (entry->key != key && (++entry)->key != key) return dc_write_new_key(w, key, first, entry - 1);
+    if (!dc_writer_reserve(w, DC_KEY_TEXT)) return 0;
+    memcpy(w->data + w->size, entry->text + first, DC_KEY_TEXT);
+    w->size += entry->size - first;
+    return 1 + entry->check;
+}
+
 static int dc_write_dict(dc_writer *w, PyObject *dict, int depth, int check) {
     Py_ssize_t position = 0;
     PyObject *key, *item;
@@ -348,15 +415,16 @@ static int dc_write_dict(dc_writer *w, PyObject *dict, int depth, int check) {
     /* as many members as it holds (nothing here can change it): no call to find the end */
     Py_ssize_t size = PyDict_GET_SIZE(dict);
     for (Py_ssize_t left = size; left > 0 && PyDict_Next(dict, &position, &key, &item); left--) {
-        if (!dc_write_key(w, key, left == size)) return 0;
-        if (check == DC_CHECK_BODY && dc_str_is(key, "params", 6) && item != Py_None) {
-            if (Py_TYPE(item) != &PyDict_Type || depth + 1 > DC_WRITE_MAX_DEPTH ||
-                !dc_write_dict(w, item, depth + 1, DC_CHECK_PARAMS)) return 0;
-        } else if (check == DC_CHECK_PARAMS && dc_str_is(key, "_meta", 5) && item != Py_None &&
-                   Py_TYPE(item) != &PyDict_Type) {
-            return 0;
-        } else if (!(Py_TYPE(item) == &PyUnicode_Type && dc_write_plain(w, item)) &&
-                   !dc_write_value(w, item, depth)) {
+        int starts = dc_write_key(w, key, left == size) - 1;
+        if (starts < 0) return 0;
+        if (starts == check && check != DC_CHECK_NONE && item != Py_None) {
+            if (Py_TYPE(item) != &PyDict_Type) return 0;  /* params or _meta not an object: the caller words it */
+            if (check == DC_CHECK_BODY) {
+                if (depth + 1 > DC_WRITE_MAX_DEPTH || !dc_write_dict(w, item, depth + 1, DC_CHECK_PARAMS)) return 0;
+                continue;
+            }
+        }
+        if (!(Py_TYPE(item) == &PyUnicode_Type && dc_write_plain(w, item)) && !dc_write_value(w, item, depth)) {
             return 0;  /* a plain str is written here: no call for the members' commonest value */
         }
     }
