@@ -34,7 +34,7 @@ typedef struct {
     char *data;
     Py_ssize_t size;
     Py_ssize_t capacity;
-    PyObject *array;  /* the bytearray written in place (dc_append_json), or NULL: local, then PyMem_* */
+    PyObject *array;  /* the bytearray written in place (dc_append), or NULL: local, then PyMem_* */
     char local[DC_WRITE_LOCAL];
 } dc_writer;
 
@@ -342,20 +342,6 @@ static inline int dc_write_plain(dc_writer *w, PyObject *text) {
 
 /* A member's key and its colon, after a comma unless it is the first member, written the long way. */
 static int dc_write_key_text(dc_writer *w, PyObject *key, int first) {
-#if DC_WORDS
-    Py_ssize_t length = PyUnicode_GET_LENGTH(key);
-    if (DC_IS_PLAIN(key, length)) {
-        if (!dc_writer_reserve(w, length + 12)) return 0;
-        char *out = w->data + w->size;
-        *out = ',';
-        out += !first;
-        if (dc_put_plain(out, key, length)) {
-            out[length + 2] = ':';
-            w->size = out + length + 3 - w->data;
-            return 1;
-        }
-    }
-#endif
     if (!first && !dc_write_raw(w, ",", 1)) return 0;
     return dc_write_str(w, key) && dc_write_raw(w, ":", 1);
 }
@@ -477,53 +463,13 @@ static PyObject *dc_writer_bytes(dc_writer *w) {
     return out;
 }
 
-/* The tag byte (none where tag is -1) and size bytes at data appended to a bytearray in one
- * resize; -1 with an exception (no memory, or the bytearray has exports), and then the
- * bytearray is as it was. Nothing here runs Python code, so the bytearray cannot change
- * between its size read and the copy; data must not point into it. */
-static int dc_append_tagged(PyObject *out, int tag, const char *data, Py_ssize_t size) {
-    Py_ssize_t before = PyByteArray_GET_SIZE(out);
-    if (size > PY_SSIZE_T_MAX - 1 - before) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    Py_ssize_t after = before + size + (tag >= 0);
-    PyByteArrayObject *array = (PyByteArrayObject *)out;
-    if (array->ob_exports == 0 && after + 1 + (array->ob_start - array->ob_bytes) <= array->ob_alloc) {
-        /* room, and no view: what PyByteArray_Resize does then, without the call */
-        Py_SET_SIZE(out, after);
-        array->ob_start[after] = '\0';
-    } else {
-        if (after < PY_SSIZE_T_MAX / 3) {
-            /* Room for DC_APPEND_GROWTH more first, then the size: a bytearray keeps its room
-             * while its size is at least half of it, so a caller appending frame after frame
-             * reallocates (and copies what it holds) once in a while, not every eighth of its
-             * size, as bytearray's own growth would. Without the memory for the room, the
-             * exact size is tried alone. */
-            if (PyByteArray_Resize(out, after + DC_APPEND_GROWTH(after)) < 0) {
-                if (!PyErr_ExceptionMatches(PyExc_MemoryError)) return -1;  /* exports: as it was */
-                PyErr_Clear();
-            }
-        }
-        if (PyByteArray_Resize(out, after) < 0) {
-            PyObject *kind, *value, *traceback;  /* cannot happen after the room was made; kept as it was all the same */
-            PyErr_Fetch(&kind, &value, &traceback);
-            (void)PyByteArray_Resize(out, before);
-            PyErr_Restore(kind, value, traceback);
-            return -1;
-        }
-    }
-    char *into = PyByteArray_AS_STRING(out) + before;
-    if (tag >= 0) *into++ = (char)tag;
-    memcpy(into, data, (size_t)size);
-    return 0;
-}
-
 /* In place: w writes at the end of a bytearray, into the room its block has past its size (its
- * NUL's byte kept), and grows the block as encode_into's appends do. The bytearray's size is
- * set once the body is written; until then its bytes and size are as they were (its NUL aside,
- * written over by the first byte). Nothing between the size read and the size set runs Python
- * code: no object is allocated, only the block, and on a failed resize w stops writing. */
+ * NUL's byte kept), and grows the block by about as much again where it needs more: a caller
+ * appending payload after payload has its bytes copied once in a while, not every eighth of its
+ * size, as bytearray's own growth would. The size is set once all is written; until then the
+ * bytes and size are as they were (the NUL aside, written over by the first byte). Nothing from
+ * the size read to the size set runs Python code: no object is allocated, only the block, and
+ * after a failed resize (whose MemoryError is allocated) w stops writing. */
 static inline void dc_array_room(dc_writer *w) {
     PyByteArrayObject *array = (PyByteArrayObject *)w->array;
     Py_ssize_t room = array->ob_alloc - (array->ob_start - array->ob_bytes) - 1;
@@ -538,47 +484,59 @@ static int dc_array_grow(dc_writer *w, Py_ssize_t more) {
      * only its size's bytes where its bytes start past its block. */
     Py_SET_SIZE(w->array, w->size);
     if (PyByteArray_Resize(w->array, need + DC_APPEND_GROWTH(need)) < 0) {
-        PyErr_Clear();  /* no memory: the caller's path raises it, with the bytearray as it was */
+        PyErr_Clear();  /* no memory: the caller says so, with the bytearray as it was */
         return 0;
     }
     dc_array_room(w);
     return 1;
 }
 
-/* The tag byte and the body's JSON (dc_write_json) appended to a bytearray in place: 1 written;
- * 0 where the writer does not take the body or the bytearray has exports (no exception set),
- * and then the bytearray is as it was, but its block, which may have grown. */
-static int dc_append_json(PyObject *out, int tag, PyObject *body, int notification) {
+/* The tag byte appended in place, then the body's JSON (dc_write_json) where data is NULL, else
+ * size bytes at data (not in the bytearray): 1 appended; 0 where the writer does not take the
+ * body, the bytearray has exports or there is no memory (no exception set), and then the
+ * bytearray is as it was, but its block, which may have grown. */
+static int dc_append(PyObject *out, int tag, PyObject *body, int notification, const char *data, Py_ssize_t size) {
 #ifdef Py_GIL_DISABLED
-    (void)out;
-    (void)tag;
-    (void)body;
-    (void)notification;
-    return 0;
-#else
-    dc_writer w;
+    if (data == NULL) return 0;  /* another thread could change the body's containers */
+#endif
+    PyByteArrayObject *array = (PyByteArrayObject *)out;
     Py_ssize_t before = Py_SIZE(out);
-    if (((PyByteArrayObject *)out)->ob_exports > 0) return 0;
+    dc_writer w;
+    if (array->ob_exports > 0) return 0;
     w.array = out;
     w.size = before;
     dc_array_room(&w);
     if (dc_writer_reserve(&w, 1)) {
         w.data[w.size++] = (char)tag;
-        if (dc_write_json(&w, body, notification)) {
+        if (data == NULL ? dc_write_json(&w, body, notification) : dc_write_raw(&w, data, size)) {
             Py_SET_SIZE(out, w.size);
             w.data[w.size] = '\0';
             return 1;
         }
     }
-    /* Only a failed resize could have run Python code (the MemoryError's allocation: a GC
-     * callback); the bytearray is cut back to its old size where it is at least that long. */
-    PyByteArrayObject *array = (PyByteArrayObject *)out;
+    /* cut back to its old size, where a GC callback run by a failed resize left it at least that long */
     if (Py_SIZE(out) >= before && array->ob_start != NULL) {
         Py_SET_SIZE(out, before);
         array->ob_start[before] = '\0';
     }
     return 0;
-#endif
+}
+
+/* The tag byte and size bytes at data (not in the bytearray) appended as dc_append appends them;
+ * -1 with the bytearray's own exception where it cannot be (exports, no memory), and then it is
+ * as it was. */
+static int dc_append_tagged(PyObject *out, int tag, const char *data, Py_ssize_t size) {
+    if (dc_append(out, tag, NULL, 0, data, size)) return 0;
+    Py_ssize_t before = PyByteArray_GET_SIZE(out);
+    if (size >= PY_SSIZE_T_MAX - before) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (PyByteArray_Resize(out, before + 1 + size) < 0) return -1;  /* its words for why not */
+    char *into = PyByteArray_AS_STRING(out) + before;  /* memory came back: the exact size then */
+    *into = (char)tag;
+    memcpy(into + 1, data, (size_t)size);
+    return 0;
 }
 
 #endif

@@ -277,7 +277,7 @@ cdef extern from "_jsonwrite.h":
     bint dc_write_json(dc_writer* w, object value, bint notification) noexcept
     bytes dc_writer_bytes(dc_writer* w)
     int dc_append_tagged(object out, int tag_byte, const char* data, Py_ssize_t size) except -1
-    bint dc_append_json(object out, int tag_byte, object body, bint notification) noexcept
+    bint dc_append(object out, int tag_byte, object body, bint notification, const char* data, Py_ssize_t size) noexcept
 
 
 cdef object _encode_refused(object kind, object reason):
@@ -325,13 +325,11 @@ cdef inline object _unchecked_body(object frame):
     return _checked_body(frame)
 
 
-cdef bytes _backend_payload(object frame, object body):
-    """The payload where the compiled writer does not take the body: the checks again in full, then the backend's JSON."""
-    cdef bint notification = type(frame) is Notification
-    if notification:
+cdef bytes _backend_json(object frame, object body):
+    """The JSON where the compiled writer does not take the body: the checks again in full, then the backend's."""
+    if type(frame) is Notification:
         body = _checked_body(frame)  # the refusal of the params' shape comes first
-    cdef bytes raw = _backend_body(body, type(frame))
-    return tagged(0 if notification else 1, PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))
+    return _backend_body(body, type(frame))
 
 
 def encode(frame):
@@ -345,7 +343,8 @@ def encode(frame):
     if dc_write_json(&w, body, notification):
         return dc_writer_bytes(&w)
     dc_writer_free(&w)
-    return _backend_payload(frame, body)
+    cdef bytes raw = _backend_json(frame, body)
+    return tagged(0 if notification else 1, PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))
 
 
 def encode_into(frame, buffer):
@@ -354,11 +353,11 @@ def encode_into(frame, buffer):
         raise TypeError(f"encode_into appends to a bytearray, not {type(buffer).__name__}")
     cdef object body = _unchecked_body(frame)
     cdef bint notification = type(frame) is Notification
-    # buffer is read only from here, where nothing runs Python code: written in place, or (after the backend) resized and copied into once
-    if dc_append_json(buffer, 0 if notification else 1, body, notification):
+    # buffer is read only from here, where nothing runs Python code: written in place, or after the backend's JSON
+    if dc_append(buffer, 0 if notification else 1, body, notification, NULL, 0):
         return
-    cdef bytes payload = _backend_payload(frame, body)
-    dc_append_tagged(buffer, -1, PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload))
+    cdef bytes raw = _backend_json(frame, body)
+    dc_append_tagged(buffer, 0 if notification else 1, PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))
 
 
 cdef inline bytes _frame_notification(object raw_json):
