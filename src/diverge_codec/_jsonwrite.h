@@ -141,7 +141,7 @@ static inline __m128i dc_escapes_in16(__m128i x) {
  * a compact str's bytes follow its header in one block). With SSE2, a str of 16 bytes or
  * more goes 16 at a time, its last 16 stored over some stored already. Room for length + 10
  * bytes at out. 0 where a byte needs an escape: what it stored is then to be overwritten. */
-static inline int dc_put_plain(char *out, PyObject *text, Py_ssize_t length) {
+static inline __attribute__((always_inline)) int dc_put_plain(char *out, PyObject *text, Py_ssize_t length) {
     const unsigned char *data = PyUnicode_1BYTE_DATA(text);
     uint64_t word, found = 0;
     Py_ssize_t index = 0;
@@ -438,8 +438,11 @@ static int dc_write_dict(dc_writer *w, PyObject *dict, int depth, int check) {
                 continue;
             }
         }
-        if (!(Py_TYPE(item) == &PyUnicode_Type && dc_write_plain(w, item)) && !dc_write_value(w, item, depth)) {
-            return 0;  /* a plain str is written here: no call for the members' commonest value */
+        /* a plain str or an int written from here: no dispatch for the members' commonest values */
+        if (Py_TYPE(item) == &PyLong_Type) {
+            if (!dc_write_int(w, item)) return 0;
+        } else if (!(Py_TYPE(item) == &PyUnicode_Type && dc_write_plain(w, item)) && !dc_write_value(w, item, depth)) {
+            return 0;
         }
     }
     return dc_write_raw(w, "}", 1);
