@@ -353,7 +353,7 @@ enum { DC_CHECK_NONE, DC_CHECK_BODY, DC_CHECK_PARAMS };
 
 /* A str of plain ASCII written; 0 where it is not one, or where there is no memory (the
  * caller writes it the long way, which answers the same). */
-static inline int dc_write_plain(dc_writer *w, PyObject *text) {
+static inline __attribute__((always_inline)) int dc_write_plain(dc_writer *w, PyObject *text) {
 #if DC_WORDS
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     if (DC_IS_PLAIN(text, length) && dc_writer_reserve(w, length + 10) &&
@@ -422,13 +422,19 @@ static inline int dc_write_key(dc_writer *w, PyObject *key, int first) {
     return 1 + entry->check;
 }
 
+#if PY_VERSION_HEX < 0x030D0000  /* PyDict_Next's body, one call less; private, and out of the headers since 3.13 */
+#define DC_DICT_NEXT(dict, position, key, item) _PyDict_Next(dict, position, key, item, NULL)
+#else
+#define DC_DICT_NEXT PyDict_Next
+#endif
+
 static int dc_write_dict(dc_writer *w, PyObject *dict, int depth, int check) {
     Py_ssize_t position = 0;
     PyObject *key, *item;
     if (!dc_write_raw(w, "{", 1)) return 0;
     /* as many members as it holds (nothing here can change it): no call to find the end */
     Py_ssize_t size = PyDict_GET_SIZE(dict);
-    for (Py_ssize_t left = size; left > 0 && PyDict_Next(dict, &position, &key, &item); left--) {
+    for (Py_ssize_t left = size; left > 0 && DC_DICT_NEXT(dict, &position, &key, &item); left--) {
         int starts = dc_write_key(w, key, left == size) - 1;
         if (starts < 0) return 0;
         if (starts == check && check != DC_CHECK_NONE && item != Py_None) {
@@ -462,7 +468,7 @@ static int dc_write_container(dc_writer *w, PyObject *container, int depth) {
 /* value inside a container at depth (0: the body itself). */
 static int dc_write_value(dc_writer *w, PyObject *value, int depth) {
     PyTypeObject *kind = Py_TYPE(value);
-    if (kind == &PyUnicode_Type) return dc_write_plain(w, value) || dc_write_str(w, value);
+    if (kind == &PyUnicode_Type) return dc_write_str(w, value);  /* a member's str is written plain in dc_write_dict */
     if (kind == &PyLong_Type) return dc_write_int(w, value);
     if (kind == &PyDict_Type || kind == &PyList_Type) return dc_write_container(w, value, depth + 1);
     if (value == Py_None) return dc_write_raw(w, "null", 4);
