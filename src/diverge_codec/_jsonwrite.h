@@ -1,6 +1,6 @@
 /* A JSON writer for the common case of a frame's body, so that a payload is written once:
- * the tag byte first, then the body, into one buffer that becomes the payload (or is
- * appended to the caller's bytearray in one step).
+ * the tag byte first, then the body, into one buffer that becomes the payload (encode), or
+ * straight into the room of the caller's bytearray (encode_into).
  *
  * It writes exactly what orjson.dumps (and the stdlib fallback, _json._stdlib_write)
  * writes for the values it takes: exact dict with exact str keys, exact list, exact str
@@ -12,10 +12,12 @@
  *
  * Memory safety: it reads borrowed references only while nothing can run Python code.
  * It compares exact types by pointer, converts ints with PyLong_As* (no allocation on
- * an exact int), and allocates only with PyMem_* (no GC object, so no collection, no
- * callback, no finalizer); no hash, no comparison, no call. So no container can change
- * under it. A free-threaded build (another thread could change a container) takes
- * nothing: it answers 0. */
+ * an exact int), and allocates only with PyMem_* or a bytearray's resize (no GC object,
+ * so no collection, no callback, no finalizer; a failed resize's MemoryError may be one,
+ * and the writer stops there); no hash, no comparison, no call. The only object it frees
+ * is an exact str its key cache puts out. So no container can change under it. A
+ * free-threaded build (another thread could change a container) takes nothing: it
+ * answers 0. */
 
 #ifndef DIVERGE_CODEC_JSONWRITE_H
 #define DIVERGE_CODEC_JSONWRITE_H
@@ -24,6 +26,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__GNUC__)  /* where the compiler would call it: a call a str costs */
+#define DC_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define DC_ALWAYS_INLINE inline
+#endif
 #define DC_WRITE_LOCAL 1024
 #define DC_WRITE_MAX_DEPTH 254  /* _json.ENCODE_MAX_DEPTH, orjson's writing limit */
 #ifndef DC_APPEND_GROWTH  /* what encode_into grows a bytearray by, beyond what it needs: about as much again */
@@ -141,7 +148,7 @@ static inline __m128i dc_escapes_in16(__m128i x) {
  * a compact str's bytes follow its header in one block). With SSE2, a str of 16 bytes or
  * more goes 16 at a time, its last 16 stored over some stored already. Room for length + 10
  * bytes at out. 0 where a byte needs an escape: what it stored is then to be overwritten. */
-static inline __attribute__((always_inline)) int dc_put_plain(char *out, PyObject *text, Py_ssize_t length) {
+static DC_ALWAYS_INLINE int dc_put_plain(char *out, PyObject *text, Py_ssize_t length) {
     const unsigned char *data = PyUnicode_1BYTE_DATA(text);
     uint64_t word, found = 0;
     Py_ssize_t index = 0;
@@ -353,7 +360,7 @@ enum { DC_CHECK_NONE, DC_CHECK_BODY, DC_CHECK_PARAMS };
 
 /* A str of plain ASCII written; 0 where it is not one, or where there is no memory (the
  * caller writes it the long way, which answers the same). */
-static inline __attribute__((always_inline)) int dc_write_plain(dc_writer *w, PyObject *text) {
+static DC_ALWAYS_INLINE int dc_write_plain(dc_writer *w, PyObject *text) {
 #if DC_WORDS
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     if (DC_IS_PLAIN(text, length) && dc_writer_reserve(w, length + 10) &&
