@@ -8,6 +8,7 @@ and every refusal to the same class and message on both cores, the buffer untouc
 from __future__ import annotations
 
 import gc
+import sys
 
 import pytest
 from hypothesis import example, given
@@ -338,3 +339,71 @@ def test_appending_to_bytearrays_of_every_shape(mn, shape):
     assert bytes(out) == before + b"".join(mn.encode(frame) for frame in frames)
     out.extend(b"!")  # the bytearray works as one after
     assert out.endswith(b"}!")
+
+
+# The compiled writer keeps the keys it wrote (by address, a reference held): a key found there
+# must write what it wrote the first time, start the params/_meta checks only where they apply,
+# and let go of the keys it puts out.
+@given(keys=st.lists(texts, min_size=1, max_size=6), value=values)
+def test_keys_written_again_from_the_cache_match_the_backend(keys, value):
+    params = {key: value for key in keys}
+    expected = outcome(lambda: b'\x00{"method":"m","params":' + _json.dumps(params) + b"}")
+    for mn in both():
+        frame = with_params(mn, None)
+        frame.notification["params"].clear()
+        frame.notification["params"].update(params)
+        for _ in range(3):  # the first writes the keys the long way, the others from the cache
+            got = outcome(lambda: mn.encode(frame))
+            assert got == expected or (type(expected) is tuple and got[0] is EncodeError)
+
+
+@pytest.mark.parametrize("body", [
+    {"method": "m", "params": {"params": 1, "x": {"params": 2, "_meta": 3}}},  # params below the body: a member
+    {"method": "m", "_meta": 1, "params": None},  # _meta beside params: a member
+    {"method": "m", "params": {"_meta": {"_meta": 4, "params": [5]}}},
+])
+def test_params_and_meta_keys_start_their_checks_only_where_they_apply(body):
+    expected = b"\x00" + _json.dumps(body)
+    for mn in both():
+        frame = mn.Notification(body)
+        for _ in range(3):
+            assert mn.encode(frame) == expected
+            out = bytearray(b"z")
+            mn.encode_into(frame, out)
+            assert out == b"z" + expected
+
+
+def test_a_cached_meta_key_still_refuses_a_meta_that_is_no_object():
+    for mn in both():
+        frame = mn.Notification({"method": "m", "params": {"_meta": {}}})
+        assert mn.encode(frame) == b'\x00{"method":"m","params":{"_meta":{}}}'  # _meta now in the cache
+        frame.notification["params"]["_meta"] = 1
+        for _ in range(2):
+            with pytest.raises(EncodeError) as caught:
+                mn.encode(frame)
+            assert str(caught.value) == "mcp notifications Notification could not be encoded: " + errors.META_INVALID
+
+
+def test_the_key_cache_lets_go_of_the_keys_it_puts_out():
+    mn = load("mcp_notifications", "c")
+    key = "".join(["a-key-seen-once", "-" * 3])  # a new str, no other reference but ours
+    before = sys.getrefcount(key)
+    mn.encode(mn.Notification({"method": "m", "params": {key: 1}}))
+    assert sys.getrefcount(key) <= before + 1  # held by the cache at most
+    for start in range(0, 20000, 1000):  # every set taken over many times
+        mn.encode(mn.Notification({"method": "m", "params": {f"k{index}": index for index in range(start, start + 1000)}}))
+    assert sys.getrefcount(key) == before
+
+
+@pytest.mark.parametrize("size", [0, 1, 15, 16, 17, 31, 32, 33, 47, 48, 100, 1000])
+def test_plain_strs_past_the_vector_sizes_and_an_escape_in_the_last_chunk(size):
+    """The SSE2 path goes 16 bytes at a time and stores its last 16 over some stored already."""
+    for text in (PLAIN[:16] * 64)[:size], (PLAIN[:16] * 64)[:size - 1] + '"' if size else "":
+        params = {"v": text, "w": [text]}
+        expected = b'\x00{"method":"m","params":' + _json.dumps(params) + b"}"
+        for mn in both():
+            frame = mn.Notification({"method": "m", "params": params})
+            assert mn.encode(frame) == expected
+            out = bytearray(b"x" * size)
+            mn.encode_into(frame, out)
+            assert out == b"x" * size + expected

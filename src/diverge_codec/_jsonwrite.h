@@ -1,6 +1,6 @@
 /* A JSON writer for the common case of a frame's body, so that a payload is written once:
- * the tag byte first, then the body, into one buffer that becomes the payload (or is
- * appended to the caller's bytearray in one step).
+ * the tag byte first, then the body, into one buffer that becomes the payload (encode), or
+ * straight into the room of the caller's bytearray (encode_into).
  *
  * It writes exactly what orjson.dumps (and the stdlib fallback, _json._stdlib_write)
  * writes for the values it takes: exact dict with exact str keys, exact list, exact str
@@ -12,17 +12,25 @@
  *
  * Memory safety: it reads borrowed references only while nothing can run Python code.
  * It compares exact types by pointer, converts ints with PyLong_As* (no allocation on
- * an exact int), and allocates only with PyMem_* (no GC object, so no collection, no
- * callback, no finalizer); no hash, no comparison, no call. So no container can change
- * under it. A free-threaded build (another thread could change a container) takes
- * nothing: it answers 0. */
+ * an exact int), and allocates only with PyMem_* or a bytearray's resize (no GC object,
+ * so no collection, no callback, no finalizer; a failed resize's MemoryError may be one,
+ * and the writer stops there); no hash, no comparison, no call. The only object it frees
+ * is an exact str its key cache puts out. So no container can change under it. A
+ * free-threaded build (another thread could change a container) takes nothing: it
+ * answers 0. */
 
 #ifndef DIVERGE_CODEC_JSONWRITE_H
 #define DIVERGE_CODEC_JSONWRITE_H
 
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 
+#if defined(__GNUC__)  /* where the compiler would call it: a call a str costs */
+#define DC_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define DC_ALWAYS_INLINE inline
+#endif
 #define DC_WRITE_LOCAL 1024
 #define DC_WRITE_MAX_DEPTH 254  /* _json.ENCODE_MAX_DEPTH, orjson's writing limit */
 #ifndef DC_APPEND_GROWTH  /* what encode_into grows a bytearray by, beyond what it needs: about as much again */
@@ -33,6 +41,7 @@ typedef struct {
     char *data;
     Py_ssize_t size;
     Py_ssize_t capacity;
+    PyObject *array;  /* the bytearray written in place (dc_append), or NULL: local, then PyMem_* */
     char local[DC_WRITE_LOCAL];
 } dc_writer;
 
@@ -40,7 +49,10 @@ static inline void dc_writer_init(dc_writer *w) {
     w->data = w->local;
     w->size = 0;
     w->capacity = DC_WRITE_LOCAL;
+    w->array = NULL;
 }
+
+static int dc_array_grow(dc_writer *w, Py_ssize_t more);
 
 static inline void dc_writer_free(dc_writer *w) {
     if (w->data != w->local) PyMem_Free(w->data);
@@ -51,6 +63,7 @@ static inline void dc_writer_free(dc_writer *w) {
 
 /* Room for more bytes after size; 0 where there is no memory (no exception left set). */
 static int dc_writer_grow(dc_writer *w, Py_ssize_t more) {
+    if (w->array != NULL) return dc_array_grow(w, more);
     if (more > PY_SSIZE_T_MAX / 2 - w->size) return 0;
     Py_ssize_t capacity = w->capacity * 2;
     if (capacity < w->size + more) capacity = w->size + more;
@@ -107,25 +120,53 @@ static inline char *dc_put_ascii(char *out, unsigned char c) {
 
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define DC_WORDS 1
-#include <stdint.h>
 /* A bit set in the byte of each of 8 ASCII bytes that JSON escapes (below 0x20, '"', '\\'):
- * exact in the lowest such byte, which is all the caller reads. */
+ * exact in the lowest such byte, which is all the caller reads, and none where no byte is one
+ * (a subtraction borrows only from such a byte). ASCII only: a byte from 0xA0 would be one. */
 static inline uint64_t dc_escapes_in(uint64_t x) {
     const uint64_t ones = 0x0101010101010101ULL;
     uint64_t quote = x ^ (ones * '"'), backslash = x ^ (ones * '\\');
-    return ((x - ones * 0x20) | (quote - ones) | (backslash - ones)) & ~x & (ones * 0x80);
+    return ((x - ones * 0x20) | (quote - ones) | (backslash - ones)) & (ones * 0x80);
 }
+
+#if defined(__SSE2__) && !defined(DC_WRITE_NO_SSE2)  /* the tests build without it too */
+#include <emmintrin.h>
+#define DC_WRITE_SSE2 1
+
+/* Whether any of 16 ASCII bytes is one JSON escapes (a signed compare: ASCII only). */
+static inline __m128i dc_escapes_in16(__m128i x) {
+    return _mm_or_si128(_mm_cmplt_epi8(x, _mm_set1_epi8(0x20)),
+                        _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))));
+}
+#else
+#define DC_WRITE_SSE2 0
+#endif
 
 /* A compact ASCII str of one byte or more, quoted, at out, 8 bytes at a time and each word
  * stored whole; the last word is the 8 bytes that end the string, those before its last
  * 1 to 8 shifted out (they reach back into the str's header where it is shorter than 8:
- * a compact str's bytes follow its header in one block). Room for length + 10 bytes at
- * out. 0 where a byte needs an escape: what it stored is then to be overwritten. */
-static inline int dc_put_plain(char *out, PyObject *text, Py_ssize_t length) {
+ * a compact str's bytes follow its header in one block). With SSE2, a str of 16 bytes or
+ * more goes 16 at a time, its last 16 stored over some stored already. Room for length + 10
+ * bytes at out. 0 where a byte needs an escape: what it stored is then to be overwritten. */
+static DC_ALWAYS_INLINE int dc_put_plain(char *out, PyObject *text, Py_ssize_t length) {
     const unsigned char *data = PyUnicode_1BYTE_DATA(text);
     uint64_t word, found = 0;
     Py_ssize_t index = 0;
     *out++ = '"';
+#if DC_WRITE_SSE2
+    if (length >= 16) {
+        __m128i chunk, seen = _mm_setzero_si128();
+        for (; index + 16 < length; index += 16) {
+            chunk = _mm_loadu_si128((const __m128i *)(data + index));
+            _mm_storeu_si128((__m128i *)(out + index), chunk);
+            seen = _mm_or_si128(seen, dc_escapes_in16(chunk));
+        }
+        chunk = _mm_loadu_si128((const __m128i *)(data + length - 16));
+        _mm_storeu_si128((__m128i *)(out + length - 16), chunk);
+        out[length] = '"';
+        return _mm_movemask_epi8(_mm_or_si128(seen, dc_escapes_in16(chunk))) == 0;
+    }
+#endif
     for (; index + 8 < length; index += 8) {
         memcpy(&word, data + index, 8);
         memcpy(out + index, &word, 8);
@@ -220,6 +261,26 @@ static const char dc_pairs[] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+/* How many decimal digits a magnitude has (1 for 0). */
+static inline int dc_digits(unsigned long long magnitude) {
+#if defined(__GNUC__)
+    static const unsigned long long powers[20] = {
+        1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL, 100000000ULL,
+        1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+        100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+        1000000000000000000ULL, 10000000000000000000ULL};
+    /* bits * log10(2), from 1233 / 4096: the digits less one, or one more than that; the odd
+     * value has as many digits (a power of ten is even) and at least one bit */
+    unsigned long long odd = magnitude | 1;
+    int guess = ((64 - __builtin_clzll(odd)) * 1233) >> 12;
+    return guess + (odd >= powers[guess]);
+#else
+    int count = 1;
+    for (unsigned long long bound = 10; count < 20 && magnitude >= bound; bound *= 10) count++;
+    return count;
+#endif
+}
+
 static int dc_write_int(dc_writer *w, PyObject *value) {
     int overflow = 0;
     unsigned long long magnitude;
@@ -258,8 +319,7 @@ static int dc_write_int(dc_writer *w, PyObject *value) {
         return 0;
     }
     if (!dc_writer_reserve(w, 21)) return 0;
-    int count = 1;
-    for (unsigned long long bound = 10; count < 20 && magnitude >= bound; bound *= 10) count++;
+    int count = dc_digits(magnitude);
     char *out = w->data + w->size;
     if (negative) *out++ = '-';
     char *end = out + count;
@@ -300,7 +360,7 @@ enum { DC_CHECK_NONE, DC_CHECK_BODY, DC_CHECK_PARAMS };
 
 /* A str of plain ASCII written; 0 where it is not one, or where there is no memory (the
  * caller writes it the long way, which answers the same). */
-static inline int dc_write_plain(dc_writer *w, PyObject *text) {
+static DC_ALWAYS_INLINE int dc_write_plain(dc_writer *w, PyObject *text) {
 #if DC_WORDS
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     if (DC_IS_PLAIN(text, length) && dc_writer_reserve(w, length + 10) &&
@@ -315,26 +375,65 @@ static inline int dc_write_plain(dc_writer *w, PyObject *text) {
     return 0;
 }
 
-/* A member's key and its colon, after a comma unless it is the first member. */
-static inline int dc_write_key(dc_writer *w, PyObject *key, int first) {
-    if (Py_TYPE(key) != &PyUnicode_Type) return 0;
-#if DC_WORDS
-    Py_ssize_t length = PyUnicode_GET_LENGTH(key);
-    if (DC_IS_PLAIN(key, length)) {
-        if (!dc_writer_reserve(w, length + 12)) return 0;
-        char *out = w->data + w->size;
-        *out = ',';
-        out += !first;
-        if (dc_put_plain(out, key, length)) {
-            out[length + 2] = ':';
-            w->size = out + length + 3 - w->data;
-            return 1;
-        }
-    }
-#endif
+/* A member's key and its colon, after a comma unless it is the first member, written the long way. */
+static int dc_write_key_text(dc_writer *w, PyObject *key, int first) {
     if (!first && !dc_write_raw(w, ",", 1)) return 0;
     return dc_write_str(w, key) && dc_write_raw(w, ":", 1);
 }
+
+/* Keys written before, kept as JSON: a dict's keys are few and come back as the same objects
+ * (orjson hands out one str per short key from its cache; a literal is one object), so a key is
+ * found by its address, in one of the two entries of the set its address picks. Each entry holds
+ * a reference to its str: while it is there, no other object has that address, and the str's
+ * text cannot change. A new key takes its set's first entry, and the key there moves to the
+ * second, putting out the key that was there: an exact str, whose freeing runs no Python code. */
+#define DC_KEY_BITS 7  /* 128 sets of two */
+#define DC_KEY_TEXT 24  /* the comma, the key's JSON and the colon at most; copied whole */
+typedef struct {
+    PyObject *key;
+    Py_ssize_t size;
+    int check;  /* the check a member of this key starts (DC_CHECK_BODY: "params", DC_CHECK_PARAMS: "_meta") */
+    char text[DC_KEY_TEXT + 1];  /* one more: read from the second byte where there is no comma */
+} dc_key_entry;
+static dc_key_entry dc_keys[2 << DC_KEY_BITS];
+
+/* The key written as dc_write_key_text writes it, kept in the first of its set's entries where its JSON fits. */
+static int dc_write_new_key(dc_writer *w, PyObject *key, int first, dc_key_entry *set) {
+    if (Py_TYPE(key) != &PyUnicode_Type) return 0;
+    Py_ssize_t start = w->size;
+    if (!dc_write_key_text(w, key, first)) return 0;
+    int check = dc_str_is(key, "params", 6) ? DC_CHECK_BODY : dc_str_is(key, "_meta", 5) ? DC_CHECK_PARAMS : DC_CHECK_NONE;
+    Py_ssize_t size = w->size - start + first;  /* with its comma */
+    if (size <= DC_KEY_TEXT) {
+        PyObject *old = set[1].key;
+        set[1] = set[0];
+        set[0].text[0] = ',';
+        memcpy(set[0].text + 1, w->data + start + !first, (size_t)(size - 1));
+        set[0].size = size;
+        set[0].check = check;
+        Py_INCREF(key);
+        set[0].key = key;
+        Py_XDECREF(old);
+    }
+    return 1 + check;
+}
+
+/* A member's key and its colon, after a comma unless it is the first member: 1 + the check its
+ * member starts (DC_CHECK_NONE where it starts none); 0 where it is not written. */
+static inline int dc_write_key(dc_writer *w, PyObject *key, int first) {
+    dc_key_entry *entry = &dc_keys[2 * (((uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ULL) >> (64 - DC_KEY_BITS))];
+    if (entry->key != key && (++entry)->key != key) return dc_write_new_key(w, key, first, entry - 1);
+    if (!dc_writer_reserve(w, DC_KEY_TEXT)) return 0;
+    memcpy(w->data + w->size, entry->text + first, DC_KEY_TEXT);
+    w->size += entry->size - first;
+    return 1 + entry->check;
+}
+
+#if PY_VERSION_HEX < 0x030D0000  /* PyDict_Next's body, one call less; private, and out of the headers since 3.13 */
+#define DC_DICT_NEXT(dict, position, key, item) _PyDict_Next(dict, position, key, item, NULL)
+#else
+#define DC_DICT_NEXT PyDict_Next
+#endif
 
 static int dc_write_dict(dc_writer *w, PyObject *dict, int depth, int check) {
     Py_ssize_t position = 0;
@@ -342,17 +441,21 @@ static int dc_write_dict(dc_writer *w, PyObject *dict, int depth, int check) {
     if (!dc_write_raw(w, "{", 1)) return 0;
     /* as many members as it holds (nothing here can change it): no call to find the end */
     Py_ssize_t size = PyDict_GET_SIZE(dict);
-    for (Py_ssize_t left = size; left > 0 && PyDict_Next(dict, &position, &key, &item); left--) {
-        if (!dc_write_key(w, key, left == size)) return 0;
-        if (check == DC_CHECK_BODY && dc_str_is(key, "params", 6) && item != Py_None) {
-            if (Py_TYPE(item) != &PyDict_Type || depth + 1 > DC_WRITE_MAX_DEPTH ||
-                !dc_write_dict(w, item, depth + 1, DC_CHECK_PARAMS)) return 0;
-        } else if (check == DC_CHECK_PARAMS && dc_str_is(key, "_meta", 5) && item != Py_None &&
-                   Py_TYPE(item) != &PyDict_Type) {
+    for (Py_ssize_t left = size; left > 0 && DC_DICT_NEXT(dict, &position, &key, &item); left--) {
+        int starts = dc_write_key(w, key, left == size) - 1;
+        if (starts < 0) return 0;
+        if (starts == check && check != DC_CHECK_NONE && item != Py_None) {
+            if (Py_TYPE(item) != &PyDict_Type) return 0;  /* params or _meta not an object: the caller words it */
+            if (check == DC_CHECK_BODY) {
+                if (depth + 1 > DC_WRITE_MAX_DEPTH || !dc_write_dict(w, item, depth + 1, DC_CHECK_PARAMS)) return 0;
+                continue;
+            }
+        }
+        /* a plain str or an int written from here: no dispatch for the members' commonest values */
+        if (Py_TYPE(item) == &PyLong_Type) {
+            if (!dc_write_int(w, item)) return 0;
+        } else if (!(Py_TYPE(item) == &PyUnicode_Type && dc_write_plain(w, item)) && !dc_write_value(w, item, depth)) {
             return 0;
-        } else if (!(Py_TYPE(item) == &PyUnicode_Type && dc_write_plain(w, item)) &&
-                   !dc_write_value(w, item, depth)) {
-            return 0;  /* a plain str is written here: no call for the members' commonest value */
         }
     }
     return dc_write_raw(w, "}", 1);
@@ -372,7 +475,7 @@ static int dc_write_container(dc_writer *w, PyObject *container, int depth) {
 /* value inside a container at depth (0: the body itself). */
 static int dc_write_value(dc_writer *w, PyObject *value, int depth) {
     PyTypeObject *kind = Py_TYPE(value);
-    if (kind == &PyUnicode_Type) return dc_write_plain(w, value) || dc_write_str(w, value);
+    if (kind == &PyUnicode_Type) return dc_write_str(w, value);  /* a member's str is written plain in dc_write_dict */
     if (kind == &PyLong_Type) return dc_write_int(w, value);
     if (kind == &PyDict_Type || kind == &PyList_Type) return dc_write_container(w, value, depth + 1);
     if (value == Py_None) return dc_write_raw(w, "null", 4);
@@ -404,53 +507,80 @@ static PyObject *dc_writer_bytes(dc_writer *w) {
     return out;
 }
 
-/* The tag byte (none where tag is -1) and size bytes at data appended to a bytearray in one
- * resize; -1 with an exception (no memory, or the bytearray has exports), and then the
- * bytearray is as it was. Nothing here runs Python code, so the bytearray cannot change
- * between its size read and the copy; data must not point into it. */
-static int dc_append_tagged(PyObject *out, int tag, const char *data, Py_ssize_t size) {
-    Py_ssize_t before = PyByteArray_GET_SIZE(out);
-    if (size > PY_SSIZE_T_MAX - 1 - before) {
-        PyErr_NoMemory();
-        return -1;
+/* In place: w writes at the end of a bytearray, into the room its block has past its size (its
+ * NUL's byte kept), and grows the block by about as much again where it needs more: a caller
+ * appending payload after payload has its bytes copied once in a while, not every eighth of its
+ * size, as bytearray's own growth would. The size is set once all is written; until then the
+ * bytes and size are as they were (the NUL aside, written over by the first byte). Nothing from
+ * the size read to the size set runs Python code: no object is allocated, only the block, and
+ * after a failed resize (whose MemoryError is allocated) w stops writing. */
+static inline void dc_array_room(dc_writer *w) {
+    PyByteArrayObject *array = (PyByteArrayObject *)w->array;
+    Py_ssize_t room = array->ob_alloc - (array->ob_start - array->ob_bytes) - 1;
+    w->data = array->ob_start;  /* NULL for a bytearray that never had a block: room 0 */
+    w->capacity = room > 0 ? room : 0;
+}
+
+static int dc_array_grow(dc_writer *w, Py_ssize_t more) {
+    if (more > PY_SSIZE_T_MAX / 3 - w->size) return 0;
+    Py_ssize_t need = w->size + more;
+    /* What is written so far counts as the bytearray's while it moves: PyByteArray_Resize copies
+     * only its size's bytes where its bytes start past its block. */
+    Py_SET_SIZE(w->array, w->size);
+    if (PyByteArray_Resize(w->array, need + DC_APPEND_GROWTH(need)) < 0) {
+        PyErr_Clear();  /* no memory: the caller says so, with the bytearray as it was */
+        return 0;
     }
-    Py_ssize_t after = before + size + (tag >= 0);
+    dc_array_room(w);
+    return 1;
+}
+
+/* The tag byte appended in place, then the body's JSON (dc_write_json) where data is NULL, else
+ * size bytes at data (not in the bytearray): 1 appended; 0 where the writer does not take the
+ * body, the bytearray has exports or there is no memory (no exception set), and then the
+ * bytearray is as it was, but its block, which may have grown. */
+static int dc_append(PyObject *out, int tag, PyObject *body, int notification, const char *data, Py_ssize_t size) {
+#ifdef Py_GIL_DISABLED
+    if (data == NULL) return 0;  /* another thread could change the body's containers */
+#endif
     PyByteArrayObject *array = (PyByteArrayObject *)out;
-    if (array->ob_exports == 0 && after + 1 + (array->ob_start - array->ob_bytes) <= array->ob_alloc) {
-        /* room, and no view: what PyByteArray_Resize does then, without the call */
-        Py_SET_SIZE(out, after);
-        array->ob_start[after] = '\0';
-    } else {
-        if (after < PY_SSIZE_T_MAX / 3) {
-            /* Room for DC_APPEND_GROWTH more first, then the size: a bytearray keeps its room
-             * while its size is at least half of it, so a caller appending frame after frame
-             * reallocates (and copies what it holds) once in a while, not every eighth of its
-             * size, as bytearray's own growth would. Without the memory for the room, the
-             * exact size is tried alone. */
-            if (PyByteArray_Resize(out, after + DC_APPEND_GROWTH(after)) < 0) {
-                if (!PyErr_ExceptionMatches(PyExc_MemoryError)) return -1;  /* exports: as it was */
-                PyErr_Clear();
-            }
-        }
-        if (PyByteArray_Resize(out, after) < 0) {
-            PyObject *kind, *value, *traceback;  /* cannot happen after the room was made; kept as it was all the same */
-            PyErr_Fetch(&kind, &value, &traceback);
-            (void)PyByteArray_Resize(out, before);
-            PyErr_Restore(kind, value, traceback);
-            return -1;
+    Py_ssize_t before = Py_SIZE(out);
+    dc_writer w;
+    if (array->ob_exports > 0) return 0;
+    w.array = out;
+    w.size = before;
+    dc_array_room(&w);
+    if (dc_writer_reserve(&w, 1)) {
+        w.data[w.size++] = (char)tag;
+        if (data == NULL ? dc_write_json(&w, body, notification) : dc_write_raw(&w, data, size)) {
+            Py_SET_SIZE(out, w.size);
+            w.data[w.size] = '\0';
+            return 1;
         }
     }
-    char *into = PyByteArray_AS_STRING(out) + before;
-    if (tag >= 0) *into++ = (char)tag;
-    memcpy(into, data, (size_t)size);
+    /* cut back to its old size, where a GC callback run by a failed resize left it at least that long */
+    if (Py_SIZE(out) >= before && array->ob_start != NULL) {
+        Py_SET_SIZE(out, before);
+        array->ob_start[before] = '\0';
+    }
     return 0;
 }
 
-/* What w holds appended to a bytearray, as dc_append_tagged does; w freed either way. */
-static int dc_writer_append_to(dc_writer *w, PyObject *out) {
-    int status = dc_append_tagged(out, -1, w->data, w->size);
-    dc_writer_free(w);
-    return status;
+/* The tag byte and size bytes at data (not in the bytearray) appended as dc_append appends them;
+ * -1 with the bytearray's own exception where it cannot be (exports, no memory), and then it is
+ * as it was. */
+static int dc_append_tagged(PyObject *out, int tag, const char *data, Py_ssize_t size) {
+    if (dc_append(out, tag, NULL, 0, data, size)) return 0;
+    Py_ssize_t before = PyByteArray_GET_SIZE(out);
+    if (size >= PY_SSIZE_T_MAX - before) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (PyByteArray_Resize(out, before + 1 + size) < 0) return -1;  /* its words for why not */
+    char *into = PyByteArray_AS_STRING(out) + before;  /* memory came back: the exact size then */
+    *into = (char)tag;
+    memcpy(into + 1, data, (size_t)size);
+    return 0;
 }
 
 #endif

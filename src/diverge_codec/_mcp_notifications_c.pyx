@@ -276,8 +276,8 @@ cdef extern from "_jsonwrite.h":
     void dc_writer_free(dc_writer* w) noexcept
     bint dc_write_json(dc_writer* w, object value, bint notification) noexcept
     bytes dc_writer_bytes(dc_writer* w)
-    int dc_writer_append_to(dc_writer* w, object out) except -1
     int dc_append_tagged(object out, int tag_byte, const char* data, Py_ssize_t size) except -1
+    bint dc_append(object out, int tag_byte, object body, bint notification, const char* data, Py_ssize_t size) noexcept
 
 
 cdef object _encode_refused(object kind, object reason):
@@ -318,49 +318,46 @@ cdef bytes _backend_body(object body, object kind):
     raise _encode_refused(kind, reason)
 
 
-cdef bytes _write(object frame, dc_writer* w):
-    """A frame's payload: into w, tag first, where the compiled writer takes the body (None returned); else the backend's, as bytes.
+cdef inline object _unchecked_body(object frame):
+    """What a frame writes, a notification's params not checked yet: the writer checks them as it writes them."""
+    if type(frame) is Notification and (<Notification>frame)._notification is not None:
+        return (<Notification>frame)._notification
+    return _checked_body(frame)
 
-    The writer checks a notification's params as it writes them: where it takes the body,
-    _params_problem would find nothing; where it does not, the checks run again in full.
-    """
-    cdef object body
-    cdef bint notification = type(frame) is Notification
-    if notification and (<Notification>frame)._notification is not None:
-        body = (<Notification>frame)._notification
-    else:
-        body = _checked_body(frame)
-    dc_writer_init(w)
-    w.data[0] = <char>(0 if notification else 1)
-    w.size = 1
-    if dc_write_json(w, body, notification):
-        return None
-    dc_writer_free(w)
-    if notification:
+
+cdef bytes _backend_json(object frame, object body):
+    """The JSON where the compiled writer does not take the body: the checks again in full, then the backend's."""
+    if type(frame) is Notification:
         body = _checked_body(frame)  # the refusal of the params' shape comes first
-    cdef unsigned char tag = 0 if notification else 1
-    cdef bytes raw = _backend_body(body, type(frame))
-    return tagged(tag, PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))
+    return _backend_body(body, type(frame))
 
 
 def encode(frame):
     """The payload for a frame: its tag, then its JSON."""
     cdef dc_writer w
-    cdef bytes payload = _write(frame, &w)
-    return dc_writer_bytes(&w) if payload is None else payload
+    cdef object body = _unchecked_body(frame)
+    cdef bint notification = type(frame) is Notification
+    dc_writer_init(&w)
+    w.data[0] = <char>(0 if notification else 1)
+    w.size = 1
+    if dc_write_json(&w, body, notification):
+        return dc_writer_bytes(&w)
+    dc_writer_free(&w)
+    cdef bytes raw = _backend_json(frame, body)
+    return tagged(0 if notification else 1, PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))
 
 
 def encode_into(frame, buffer):
     """Append a frame's payload (``encode(frame)``, exactly) to ``buffer``, a bytearray; on failure it is left as it was."""
     if not PyByteArray_CheckExact(buffer):
         raise TypeError(f"encode_into appends to a bytearray, not {type(buffer).__name__}")
-    cdef dc_writer w
-    cdef bytes payload = _write(frame, &w)
-    # buffer is read only now, in one resize and copy that run no Python code
-    if payload is None:
-        dc_writer_append_to(&w, buffer)
-    else:
-        dc_append_tagged(buffer, -1, PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload))
+    cdef object body = _unchecked_body(frame)
+    cdef bint notification = type(frame) is Notification
+    # buffer is read only from here, where nothing runs Python code: written in place, or after the backend's JSON
+    if dc_append(buffer, 0 if notification else 1, body, notification, NULL, 0):
+        return
+    cdef bytes raw = _backend_json(frame, body)
+    dc_append_tagged(buffer, 0 if notification else 1, PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))
 
 
 cdef inline bytes _frame_notification(object raw_json):
