@@ -30,6 +30,8 @@ A notification read for routing: its ``method``, and its params as the JSON byte
     method and the params' size, never a value.
     """
 
+    tag = Tag.NOTIFICATION
+
     # One made by __new__ alone has no payload: it refuses what the pure twin's empty
     # slots refuse, with the same AttributeError, rather than hand out None and b"".
     cdef str _method

@@ -599,10 +599,12 @@ class LazyNotification:
     ``params_json`` is None where the notification has no ``params`` member, and
     ``b"null"`` where it is null: the bytes as sent, never re-serialized. ``materialize()``
     is what ``decode`` gives. Made by ``decode_lazy`` only; immutable; its repr shows the
-    method and the params' size, never a value.
+    method and the params' size, never a value. Its ``tag`` is a Notification's, so a
+    sequence checker takes it as one.
     """
 
     __slots__ = ("method", "_payload", "_span")
+    tag: ClassVar[Tag] = Tag.NOTIFICATION
     method: str
     _payload: bytes
     _span: tuple[int, int] | None

@@ -12,7 +12,7 @@ import sys
 import time
 from typing import IO, Any
 
-from .._model import ErrorData
+from .._model import ErrorData, McpNotificationsTag
 from ._safe import escape, json_line
 
 WIDTH = 200
@@ -29,9 +29,17 @@ def _shown(value: Any) -> str:
     return escape(json_line(value))
 
 
+NOTIFICATION = McpNotificationsTag.NOTIFICATION
+
+
+def variant(kind: type) -> str:
+    """A frame class's variant name: a notification read by ``decode_lazy`` (as inspect reads them) is one."""
+    return "Notification" if kind.__name__ == "LazyNotification" else kind.__name__
+
+
 def summary(frame: Any, show_values: bool = False) -> str:
     """One line about a frame, safe to print: escaped, clipped, values hidden unless asked for."""
-    name = type(frame).__name__
+    name = variant(type(frame))
     if name == "Begun":
         if not frame.secrets:
             return "no secrets"
@@ -58,7 +66,7 @@ def summary(frame: Any, show_values: bool = False) -> str:
 
 def fields(frame: Any, show_values: bool = False) -> dict[str, Any]:
     """The variant's members for --json: names always, values null unless ``show_values``."""
-    name = type(frame).__name__
+    name = variant(type(frame))
     if name == "Begun":
         return {"secrets": {n: m.value for n, m in frame.secrets.items()}}
     if name == "Active":
@@ -104,8 +112,8 @@ class Text:
         kind = type(frame)
         start = self._starts.get(kind)
         if start is None:
-            start = self._starts[kind] = f"  {frame.tag.value:3d}  {kind.__name__:<14} "
-        if kind.__name__ == "Notification":
+            start = self._starts[kind] = f"  {frame.tag.value:3d}  {variant(kind):<14} "
+        if frame.tag is NOTIFICATION:
             method = frame.method
             text = self._methods.get(method)
             if text is None:
@@ -139,7 +147,7 @@ class JsonLines(Text):
 
     def frame(self, channel: str, index: int, frame: Any, size: int) -> None:
         row = {"type": "frame", "channel": channel, "index": index, "tag": frame.tag.value,
-               "variant": type(frame).__name__, "size": size, **fields(frame, self.show_values)}
+               "variant": variant(type(frame)), "size": size, **fields(frame, self.show_values)}
         self.lines.append(json_line(row) + "\n")
 
     def end(self, channel: str, source: str, frames: int, verdict: dict[str, Any]) -> None:

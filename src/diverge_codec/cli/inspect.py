@@ -68,12 +68,15 @@ class Session:
         )
         self.frames: int = 0
         self.verdict: dict[str, Any] | None = None
+        # A notification is validated whole as decode does (the same refusals) but no params object is built:
+        # inspect shows only its method.
+        self._decode = self.codec.decode_lazy if channel == "mcp-notifications" else self.codec.decode
 
-    def frame(self, payload: Payload) -> tools_begin.Frame | mcp_notifications.Frame | None:
+    def frame(self, payload: Payload) -> tools_begin.Frame | mcp_notifications.Frame | mcp_notifications.LazyNotification | None:
         """Decode and check the next payload: the frame, or None when it decided the verdict (invalid)."""
         index = self.frames
         try:
-            frame: tools_begin.Frame | mcp_notifications.Frame = self.codec.decode(payload)
+            frame: tools_begin.Frame | mcp_notifications.Frame | mcp_notifications.LazyNotification = self._decode(payload)
         except DecodeError as error:
             self._fail("undecodable", index, None, f"frame {index} could not be decoded: {error}")
             return None
