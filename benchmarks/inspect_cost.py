@@ -3,8 +3,8 @@
 Two captures of N and 2N progress notifications (~165 B each, as a relay writes them) are
 inspected by a fresh interpreter each, output to /dev/null; the difference over N is the
 cost of a frame: read, split, decode, check, print. Instructions are callgrind's (a
-figure a shared machine cannot tilt); CPU time is the children's user+sys, best of
-``RUNS`` (it moves with the machine's load). Run from the repo root with the venv active
+figure a shared machine cannot tilt); CPU time is the children's user+sys, median of
+``RUNS`` on 100,000 and 300,000 frames (it moves with the machine's load). Run from the repo root with the venv active
 and ``PYTHONPATH=src`` (or the package installed):
 
     python benchmarks/inspect_cost.py [--json]
@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 N = 20000
-RUNS = 3
+CPU_N = 100000
+"""CPU time is taken on 100,000 and 300,000 frames: ``os.times`` counts in 10 ms steps, too coarse at 20,000."""
+RUNS = 5
 
 
 def capture(path: Path, count: int) -> None:
@@ -46,13 +49,13 @@ def instructions(path: Path, extra: list[str]) -> int:
 
 
 def cpu_seconds(path: Path, extra: list[str]) -> float:
-    best = float("inf")
+    runs = []
     for _ in range(RUNS):
         before = os.times()
         subprocess.run(command(path, extra), stdout=subprocess.DEVNULL, check=True)
         after = os.times()
-        best = min(best, (after.children_user - before.children_user) + (after.children_system - before.children_system))
-    return best
+        runs.append((after.children_user - before.children_user) + (after.children_system - before.children_system))
+    return statistics.median(runs)
 
 
 def main(extra: list[str]) -> None:
@@ -61,7 +64,9 @@ def main(extra: list[str]) -> None:
         capture(small, N)
         capture(large, 2 * N)
         per_frame = (instructions(large, extra) - instructions(small, extra)) / N
-        micros = (cpu_seconds(large, extra) - cpu_seconds(small, extra)) / N * 1e6
+        capture(small, CPU_N)
+        capture(large, 3 * CPU_N)
+        micros = (cpu_seconds(large, extra) - cpu_seconds(small, extra)) / (2 * CPU_N) * 1e6
     print(f"inspect {' '.join(extra) or '(text)'}: {per_frame:,.0f} instructions a frame, {micros:.2f} us CPU a frame")
 
 
