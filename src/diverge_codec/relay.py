@@ -24,7 +24,8 @@ from . import mcp_notifications, stream
 from ._model import ErrorData
 
 _PREFIX = 4  # the stream envelope's length, before each payload in a record
-_LARGEST_RECORD = 0xFFFFFFFF  # what that length can say: a payload the relay queued may be that large
+MAX_RECORD_BYTES = 0xFFFFFFFF
+"""The largest record the stream envelope's 4-byte length can frame."""
 
 UNREACHABLE_CODE = -32000
 """JSON-RPC's first implementation-defined server error: the code of the relay's Error frame."""
@@ -206,4 +207,4 @@ class Outbox:
 def _payloads(records: bytes) -> list[bytes]:
     """The payloads of a block of whole records the outbox queued, as ``bytes`` (``split_records``
     hands a long one out as a view into the block)."""
-    return [bytes(payload) for payload in stream.split_records(records, _LARGEST_RECORD)]
+    return [bytes(payload) for payload in stream.split_records(records, MAX_RECORD_BYTES)]

@@ -42,7 +42,7 @@ from typing import Any
 from . import _mcp_notifications_py, mcp_notifications, stream
 from ._implementation import IMPLEMENTATION
 from ._json import dumps, loads
-from .relay import Outbox, unreachable_frame
+from .relay import MAX_RECORD_BYTES, Outbox, unreachable_frame
 
 PROTOCOL_VERSION = "2025-11-25"
 """The MCP revision the relay offers in ``initialize``."""
@@ -60,9 +60,6 @@ DEFAULT_REQUEST_TIMEOUT = 60.0
 
 DEFAULT_GRACE = 3.0
 """Seconds a driver waits after closing the server's stdin, again after SIGTERM, and for its output to end."""
-
-MAX_RECORD_BYTES = 0xFFFFFFFF
-"""The largest record the stream envelope's 4-byte length can frame."""
 
 DEFAULT_OUTBOX_BYTES = 8 << 20
 """What a channel's outbox holds before it drops (one larger payload is always admitted alone):

@@ -67,17 +67,16 @@ def _positive(kind: type) -> Any:
 def _driver(tls: bool) -> ModuleType:
     """``relay_process`` and asyncio; for pipes, asyncio without ``ssl`` (a tenth of start-up, OpenSSL's set-up),
     hidden while asyncio loads and then put back: a later ``import ssl`` works, only asyncio's TLS stays off."""
+    hide = not tls and "asyncio" not in sys.modules and "ssl" not in sys.modules
     with paused_collector():
-        if tls or "asyncio" in sys.modules or "ssl" in sys.modules:
-            from .. import relay_process
-
-            return relay_process
-        sys.modules["ssl"] = None  # type: ignore[assignment]  # None in sys.modules: "import ssl" raises ImportError
+        if hide:
+            sys.modules["ssl"] = None  # type: ignore[assignment]  # None in sys.modules: "import ssl" raises ImportError
         try:
             from .. import relay_process
         finally:
-            del sys.modules["ssl"]
-        return relay_process
+            if hide:
+                del sys.modules["ssl"]
+    return relay_process
 
 
 def _options(args: argparse.Namespace) -> RelayOptions:
