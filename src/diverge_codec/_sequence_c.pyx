@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, binding=False
 """The sequence checkers, compiled: the twin of ``_sequence_py.py``.
 
 A checker's table (``_rules.py``) becomes a C array of row x tag -> code: a code of 0

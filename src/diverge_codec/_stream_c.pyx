@@ -1,4 +1,4 @@
-# cython: language_level=3, cdivision=True
+# cython: language_level=3, cdivision=True, binding=False
 """The stream envelope, compiled: the twin of ``_stream_py.py``, same names, same behaviour.
 
 Splitting reads each 4-byte big-endian length straight from the buffer, without an int or
