@@ -188,23 +188,117 @@ typedef struct {
 #define DC_WINDOW_EMPTY ((size_t)-1 - 1023)  /* pos - start >= 128 for any pos: the first use reads */
 #define DC_WINDOW_FROM 512  /* the least document size with a window: the scan of a shorter one has no test for it */
 
+/* The string byte at s[pos] that is neither its closing quote nor a control byte: the position
+ * after it (and an escape's), or 0 where it is invalid. */
+static DC_ALWAYS_INLINE size_t dc_string_other(const unsigned char *s, size_t pos, size_t end, int *escaped) {
+    int unit, low;
+    size_t step;
+    unsigned char c = s[pos];
+    if (c >= 0x80) {
+        step = dc_utf8_char(s, pos, end);
+        return step ? pos + step : 0;
+    }
+    if (c != '\\') return pos + 1;
+    *escaped = 1;
+    switch (s[pos + 1]) {
+    case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+        return pos + 2;
+    case 'u':
+        unit = dc_hex4(s + pos + 2);
+        if (unit < 0) return 0;
+        pos += 6;
+        if (unit >= 0xD800 && unit <= 0xDBFF) {  /* a high surrogate: a low one must follow */
+            if (s[pos] != '\\' || s[pos + 1] != 'u') return 0;
+            low = dc_hex4(s + pos + 2);
+            if (low < 0xDC00 || low > 0xDFFF) return 0;
+            pos += 6;
+        } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
+            return 0;
+        }
+        return pos;
+    default:
+        return 0;
+    }
+}
+
+#if DC_SSE2
+/* The rest of a string with no special byte in its first 32, from s[pos]: as dc_string,
+ * out of line so the short strings of token-dense documents keep their loop. It reads 64 bytes
+ * a step and, within a block, goes from one flagged byte to the next on the block's bits (an
+ * escape does not send it back to a load). Near the end, 16 bytes, then one at a time. */
+static DC_NOINLINE size_t dc_string_long(const unsigned char *s, size_t pos, size_t end, int *escaped) {
+    uint64_t bits;
+    size_t base;
+    unsigned char c;
+    while (pos + 64 <= end) {
+        const unsigned char *at = s + pos;
+        __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), low = _mm_set1_epi8(0x20);
+        __m128i a = _mm_loadu_si128((const __m128i *)at), b = _mm_loadu_si128((const __m128i *)(at + 16));
+        __m128i c2 = _mm_loadu_si128((const __m128i *)(at + 32)), d = _mm_loadu_si128((const __m128i *)(at + 48));
+#define DC_FLAGS(x) _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, slash)), _mm_cmplt_epi8(x, low))
+        __m128i fa = DC_FLAGS(a), fb = DC_FLAGS(b), fc = DC_FLAGS(c2), fd = DC_FLAGS(d);
+#undef DC_FLAGS
+        if (!_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(fa, fb), _mm_or_si128(fc, fd)))) {
+            pos += 64;
+            continue;
+        }
+        bits = (uint64_t)(unsigned int)_mm_movemask_epi8(fa) | ((uint64_t)(unsigned int)_mm_movemask_epi8(fb) << 16)
+            | ((uint64_t)(unsigned int)_mm_movemask_epi8(fc) << 32) | ((uint64_t)(unsigned int)_mm_movemask_epi8(fd) << 48);
+        base = pos;
+        do {  /* s[base + ctz(bits)] needs a look; bits holds the block's flags from pos on */
+            pos = base + (size_t)__builtin_ctzll(bits);
+            c = s[pos];
+            if (c == '"') return pos + 1;
+            if (c < 0x20) return 0;
+            pos = dc_string_other(s, pos, end, escaped);
+            if (!pos) return 0;
+            if (pos - base >= 64) break;
+            bits &= ~UINT64_C(0) << (pos - base);
+        } while (bits);
+        if (pos - base < 64) pos = base + 64;
+    }
+    for (;;) {
+        if (pos + 16 <= end) {
+            unsigned int mask = dc_special16(s + pos);
+            if (!mask) {
+                pos += 16;
+                continue;
+            }
+            pos += (size_t)__builtin_ctz(mask);
+        }
+        c = s[pos];
+        if (c == '"') return pos + 1;
+        if (c < 0x20) return 0;  /* a control character, or the NUL past the end */
+        pos = dc_string_other(s, pos, end, escaped);
+        if (!pos) return 0;
+    }
+}
+#endif
+
 /* The string whose opening quote is at s[pos]: the position after its closing quote, or 0.
  * *escaped says whether it holds a backslash. window is the document's (or NULL: none): past its
  * first sixteen bytes, the string is read through it; the bytes must not change while it is in use. */
 static DC_ALWAYS_INLINE size_t dc_string(const unsigned char *s, size_t pos, size_t end, int *escaped, dc_window *window) {
-    int unit, low;
-    size_t step;
     uint64_t word;
     unsigned char c;
     pos++;
 #if DC_SSE2
-    if (window && pos + 16 <= end) {  /* a short string ends in its first sixteen bytes, as without a window */
+    if (pos + 16 <= end) {  /* a short string ends in its first sixteen bytes */
         unsigned int head = dc_special16(s + pos);
         if (head) {
             pos += (size_t)__builtin_ctz(head);
             goto look;
         }
         pos += 16;
+        if (!window && pos + 16 <= end) {  /* without a window, past 32 bytes a string is read out of line */
+            head = dc_special16(s + pos);
+            if (head) {
+                pos += (size_t)__builtin_ctz(head);
+                goto look;
+            }
+            pos += 16;
+            if (pos + 64 <= end) return dc_string_long(s, pos, end, escaped);  /* else no block to read: no call */
+        }
     }
 #endif
     for (;;) {
@@ -264,37 +358,8 @@ look:  /* s[pos] needs a look */
         c = s[pos];
         if (c == '"') return pos + 1;
         if (c < 0x20) return 0;  /* a control character, or the NUL past the end */
-        if (c >= 0x80) {
-            step = dc_utf8_char(s, pos, end);
-            if (!step) return 0;
-            pos += step;
-            continue;
-        }
-        if (c != '\\') {
-            pos++;
-            continue;
-        }
-        *escaped = 1;
-        switch (s[pos + 1]) {
-        case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-            pos += 2;
-            break;
-        case 'u':
-            unit = dc_hex4(s + pos + 2);
-            if (unit < 0) return 0;
-            pos += 6;
-            if (unit >= 0xD800 && unit <= 0xDBFF) {  /* a high surrogate: a low one must follow */
-                if (s[pos] != '\\' || s[pos + 1] != 'u') return 0;
-                low = dc_hex4(s + pos + 2);
-                if (low < 0xDC00 || low > 0xDFFF) return 0;
-                pos += 6;
-            } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
-                return 0;
-            }
-            break;
-        default:
-            return 0;
-        }
+        pos = dc_string_other(s, pos, end, escaped);
+        if (!pos) return 0;
     }
 }
 

@@ -1,0 +1,49 @@
+"""The compiled scan's long strings (past their first sixteen bytes, read out of line 64 bytes a
+step) held to orjson and to the pure core: every special byte at every offset of strings that
+end at every distance from a 16- and 64-byte block and from the document's end."""
+from __future__ import annotations
+
+import pytest
+
+from test_decode_lazy import check_one
+from test_scanner import scanner_check  # fuzz/scanner_check.py, on the path test_scanner sets
+
+# What a string reader looks at: an end, escapes good and bad, control and invalid bytes, UTF-8.
+SPECIALS = [
+    b'"', b"\\n", b'\\"', b"\\\\", b"\\u00e9", b"\\ud83d\\ude00", b"\\ud83d", b"\\ude00", b"\\x", b"\\u12",
+    b"\x00", b"\x01", b"\x1f", b"\x7f", b"\xff", b"\xc3\xa9", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80", b"\xe2\x82",
+    b"\xed\xa0\x80", b"\xc0\x80",
+]
+
+
+def body(text: bytes, tail: bytes = b"") -> bytes:
+    return b'{"method":"n/x","params":{"s":"' + text + b'"' + tail + b"}}"
+
+
+@pytest.mark.parametrize("special", SPECIALS, ids=repr)
+def test_a_special_byte_at_every_offset_of_strings_up_to_80(special):
+    for length in range(81):
+        for offset in range(length + 1):
+            text = b"a" * offset + special + b"b" * (length - offset)
+            for data in (body(text), body(text, b',"t":"' + b"c" * 70 + b'"')):  # at the end, and 70 bytes before it
+                scanner_check._check(data)
+                check_one(b"\x00" + data)
+
+
+@pytest.mark.parametrize("special", SPECIALS, ids=repr)
+def test_a_special_byte_at_every_offset_around_the_blocks_of_a_long_string(special):
+    for offset in range(0, 300):
+        text = b"a" * offset + special + b"b" * 150
+        scanner_check._check(body(text))
+        check_one(b"\x00" + body(text))
+
+
+@pytest.mark.parametrize("escape", [b"\\n", b"\\u00e9", b"\\ud83d\\ude00", b"\xc3\xa9", b"\xf0\x9f\x98\x80"], ids=repr)
+def test_runs_of_escapes_and_characters_across_the_blocks(escape):
+    for lead in range(20):
+        for count in (1, 7, 40, 90):
+            text = b"a" * lead + escape * count + b"z" * lead
+            data = body(text)
+            scanner_check._check(data)
+            check_one(b"\x00" + data)
+            scanner_check._check(data[:-4])  # cut short: unterminated
