@@ -47,3 +47,16 @@ def test_runs_of_escapes_and_characters_across_the_blocks(escape):
             scanner_check._check(data)
             check_one(b"\x00" + data)
             scanner_check._check(data[:-4])  # cut short: unterminated
+
+
+@pytest.mark.parametrize("after", [b'"', b"n", b"u00e9", b"x", b"\x01", b"\xc3\xa9", b"/", b"b"], ids=repr)
+def test_runs_of_backslashes_of_every_length_at_every_offset_around_the_blocks(after):
+    # The escaped bytes of a block are the odd places of each run: a run that ends a block leaves its last
+    # backslash to the next when it is odd. Each string ends in a quote 40 bytes on, or is cut short.
+    for run in range(1, 10):
+        for offset in range(0, 200):
+            text = b"a" * offset + b"\\" * run + after + b"c" * 40
+            data = body(text)
+            scanner_check._check(data)
+            check_one(b"\x00" + data)
+            scanner_check._check(body(text.replace(b"c" * 40, b'c"' + b"d" * 39)))  # a quote inside: escaped or not

@@ -222,12 +222,24 @@ static DC_ALWAYS_INLINE size_t dc_string_other(const unsigned char *s, size_t po
 }
 
 #if DC_SSE2
+/* Whether c may follow a backslash with nothing more to read: / b f n r t (the quote and the
+ * backslash are told by their own masks). */
+static DC_ALWAYS_INLINE int dc_short_escape(unsigned char c) {
+    const uint32_t letters = (1u << ('b' - 0x60)) | (1u << ('f' - 0x60)) | (1u << ('n' - 0x60)) | (1u << ('r' - 0x60)) | (1u << ('t' - 0x60));
+    return (unsigned int)(c - 0x60) < 32 ? (int)((letters >> (c - 0x60)) & 1) : c == '/';
+}
+
 /* The rest of a string with no special byte in its first 32, from s[pos]: as dc_string,
  * out of line so the short strings of token-dense documents keep their loop. It reads 64 bytes
- * a step and, within a block, goes from one flagged byte to the next on the block's bits (an
- * escape does not send it back to a load). Near the end, 16 bytes, then one at a time. */
+ * a step. A block with escapes but no control or non-ASCII byte is read as simdjson reads one:
+ * the escaped bytes are the odd places of each run of backslashes, the first quote not among them
+ * ends the string, and only escaped letters are looked at one by one. A block with other bytes,
+ * or a \u escape, goes from one flagged byte to the next on the block's bits. Each block starts
+ * where no escape is open: one that ends in an escape's backslash leaves that backslash to the
+ * next. Near the end, 16 bytes, then one at a time. */
 static DC_NOINLINE size_t dc_string_long(const unsigned char *s, size_t pos, size_t end, int *escaped) {
-    uint64_t bits;
+    const uint64_t even = UINT64_C(0x5555555555555555);
+    uint64_t quotes, slashes, bits, follows, escapes, ends, below, letters;
     size_t base;
     unsigned char c;
     while (pos + 64 <= end) {
@@ -235,16 +247,40 @@ static DC_NOINLINE size_t dc_string_long(const unsigned char *s, size_t pos, siz
         __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), low = _mm_set1_epi8(0x20);
         __m128i a = _mm_loadu_si128((const __m128i *)at), b = _mm_loadu_si128((const __m128i *)(at + 16));
         __m128i c2 = _mm_loadu_si128((const __m128i *)(at + 32)), d = _mm_loadu_si128((const __m128i *)(at + 48));
-#define DC_FLAGS(x) _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, slash)), _mm_cmplt_epi8(x, low))
-        __m128i fa = DC_FLAGS(a), fb = DC_FLAGS(b), fc = DC_FLAGS(c2), fd = DC_FLAGS(d);
-#undef DC_FLAGS
+        __m128i ba = _mm_cmpeq_epi8(a, slash), bb = _mm_cmpeq_epi8(b, slash), bc = _mm_cmpeq_epi8(c2, slash), bd = _mm_cmpeq_epi8(d, slash);
+        __m128i la = _mm_cmplt_epi8(a, low), lb = _mm_cmplt_epi8(b, low), lc = _mm_cmplt_epi8(c2, low), ld = _mm_cmplt_epi8(d, low);
+        __m128i fa = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(a, quote), ba), la), fb = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, quote), bb), lb);
+        __m128i fc = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(c2, quote), bc), lc), fd = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(d, quote), bd), ld);
         if (!_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(fa, fb), _mm_or_si128(fc, fd)))) {
             pos += 64;
             continue;
         }
         bits = (uint64_t)(unsigned int)_mm_movemask_epi8(fa) | ((uint64_t)(unsigned int)_mm_movemask_epi8(fb) << 16)
             | ((uint64_t)(unsigned int)_mm_movemask_epi8(fc) << 32) | ((uint64_t)(unsigned int)_mm_movemask_epi8(fd) << 48);
+        slashes = (uint64_t)(unsigned int)_mm_movemask_epi8(ba) | ((uint64_t)(unsigned int)_mm_movemask_epi8(bb) << 16)
+            | ((uint64_t)(unsigned int)_mm_movemask_epi8(bc) << 32) | ((uint64_t)(unsigned int)_mm_movemask_epi8(bd) << 48);
         base = pos;
+        if (!_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(la, lb), _mm_or_si128(lc, ld)))) {  /* quotes and backslashes only */
+            quotes = bits & ~slashes;
+            follows = slashes << 1;
+            escapes = (even ^ (((slashes & ~even & ~follows) + slashes) << 1)) & follows;  /* simdjson's find_escaped */
+            ends = quotes & ~escapes;
+            below = ends ? (ends & (0 - ends)) - 1 : ~UINT64_C(0);  /* the bytes before the closing quote */
+            letters = escapes & ~quotes & ~slashes & below;
+            for (; letters; letters &= letters - 1) {
+                c = s[base + (size_t)__builtin_ctzll(letters)];
+                if (!dc_short_escape(c)) {
+                    if (c == 'u') goto walk;
+                    return 0;
+                }
+            }
+            if (slashes & below) *escaped = 1;
+            if (ends) return base + (size_t)__builtin_ctzll(ends) + 1;
+            /* a run of backslashes to the block's end, of odd length: its last one escapes the next byte */
+            pos = base + 64 - (~slashes ? (size_t)(__builtin_clzll(~slashes) & 1) : 0);
+            continue;
+        }
+walk:
         do {  /* s[base + ctz(bits)] needs a look; bits holds the block's flags from pos on */
             pos = base + (size_t)__builtin_ctzll(bits);
             c = s[pos];
@@ -437,6 +473,42 @@ static size_t dc_number(const unsigned char *s, size_t pos) {
     return 0;  /* equal to it in every digit it has: at least it */
 }
 
+/* The numbers of an array that follow the value ending at s[pos], where a comma stands with a digit
+ * or a minus after it: the position after the last number of the run (the scan reads what follows),
+ * or 0 if orjson refuses one. A long series (metrics, samples) would otherwise pay a value's
+ * dispatch and a separator's bookkeeping per number. With SSE2 a number is read from one 16-byte
+ * compare: its digits, a point, more digits. An exponent, or digits that run past the sixteen,
+ * take the number again through dc_number, which knows where infinity starts. */
+static DC_NOINLINE size_t dc_number_run(const unsigned char *s, size_t pos, size_t end) {
+    size_t start;
+#if DC_SSE2
+    unsigned int other, whole, fraction;
+#endif
+    do {
+        start = ++pos;
+#if DC_SSE2
+        pos += s[pos] == '-';
+        if (pos + 16 <= end) {
+            __m128i chunk = _mm_loadu_si128((const __m128i *)(s + pos));
+            other = ~(unsigned int)_mm_movemask_epi8(_mm_and_si128(
+                _mm_cmpgt_epi8(chunk, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(chunk, _mm_set1_epi8('9' + 1))));
+            whole = (unsigned int)__builtin_ctz(other);  /* the integer's digits; bit 16 on stops it */
+            if (!whole || (whole > 1 && s[pos] == '0')) return 0;  /* none, or a leading zero */
+            if (s[pos + whole] == '.') {
+                fraction = (unsigned int)__builtin_ctz(other >> (whole + 1));
+                if (!fraction) return 0;
+                whole += 1 + fraction;
+            }
+            pos += whole;
+            if (whole < 16 && s[pos] != 'e' && s[pos] != 'E') continue;
+        }
+#endif
+        pos = dc_number(s, start);
+        if (!pos) return 0;
+    } while (s[pos] == ',' && (dc_digit(s[pos + 1]) || s[pos + 1] == '-'));
+    return pos;
+}
+
 /* A literal (true, false, null) at s[pos]: the position after it, or 0. */
 static inline size_t dc_literal(const unsigned char *s, size_t pos, const char *word, size_t len) {
     size_t i;
@@ -605,13 +677,21 @@ closed:  /* the container at depth ended at pos */
     if (depth == 1) in_params = 0;
 
 after:  /* a value ended at pos */
-    if (windowed && stack[depth] == '[' && s[pos] == ',' && s[pos + 1] == '"') {
-        /* the next string of an array, the bulk of a long list: read through the window, with
-         * none of a member's bookkeeping (an array has none) */
-        next = dc_string(s, pos + 1, size, &escaped, reader);
-        if (!next) return DC_INVALID;
-        pos = next;
-        goto after;
+    if (windowed && stack[depth] == '[' && s[pos] == ',') {
+        /* the next string or numbers of an array, the bulk of a long list: with none of a member's
+         * bookkeeping (an array has none), a string read through the window */
+        if (s[pos + 1] == '"') {
+            next = dc_string(s, pos + 1, size, &escaped, reader);
+            if (!next) return DC_INVALID;
+            pos = next;
+            goto after;
+        }
+        if (dc_digit(s[pos + 1]) || s[pos + 1] == '-') {
+            next = dc_number_run(s, pos, size);
+            if (!next) return DC_INVALID;
+            pos = next;
+            goto after;
+        }
     }
     if (depth == 1 && stack[1] == '{') {
         if (!fields) {

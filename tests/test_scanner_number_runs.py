@@ -1,0 +1,47 @@
+"""The compiled scan's runs of numbers in a long array (after a comma, digits eight a step, out of
+line) held to orjson and to the pure core: every valid and refused number after runs of every
+length, at every offset against the eight-byte reads and the document's end."""
+from __future__ import annotations
+
+import pytest
+
+from test_decode_lazy import check_one
+from test_scanner import scanner_check  # fuzz/scanner_check.py, on the path test_scanner sets
+
+NUMBERS = [
+    b"0", b"-0", b"7", b"-12", b"1767225600", b"45.1234", b"0.5", b"-0.0001", b"12345678901234567890123",
+    b"1e5", b"1E+5", b"-2.5e-3", b"0e0", b"1e309", b"1e308", b"-1e400", b"1.7976931348623157e308",
+    b"9" * 308, b"9" * 309, b"1" + b"0" * 308, b"1" + b"0" * 307 + b".5", b"0." + b"0" * 400 + b"1e400",
+    b"01", b"00", b"-", b"-a", b"1.", b"1.e5", b".5", b"1e", b"1e+", b"+1", b"1.2.3", b"1_0", b"0x10",
+    b"--1", b"1\xff", b"1\xfa2", b"12345678\xfa", b"1\x00", b"1-", b"1,", b"1,,2", b"1 ,2", b"1, 2", b"1,\n2",
+    b"1]", b"1,]", b"1,-",
+]
+
+
+def body(items: bytes) -> bytes:
+    return b'{"method":"notifications/metrics","params":{"v":[' + items + b'],"n":1}}'
+
+
+@pytest.mark.parametrize("number", NUMBERS, ids=lambda n: repr(n[:24]))
+def test_a_number_after_runs_of_every_length_and_alignment(number):
+    for width in range(1, 18):  # the run before it: numbers of width digits, so it starts at every offset
+        for count in (1, 2, 5):
+            data = body(b",".join([b"1" * width] * count + [number]))
+            scanner_check.check(data)  # as it is, and spaced out: the document first, and last
+            check_one(b"\x00" + data)
+
+
+@pytest.mark.parametrize("number", NUMBERS, ids=lambda n: repr(n[:24]))
+def test_a_number_in_a_run_near_the_documents_end(number):
+    for tail in range(12):  # the array closes within the last eight bytes and beyond
+        data = body(b"3.25," * 120 + number + b",4" * tail).replace(b',"n":1', b"")
+        scanner_check._check(data)
+        check_one(b"\x00" + data)
+
+
+def test_a_long_series_is_read_as_orjson_reads_it():
+    series = b",".join(b"%d.%04d" % (i * 7919 % 100, i * 104729 % 10000) for i in range(3000))
+    data = body(b"1767225600," + series)
+    assert len(data) > scanner_check.WINDOW_FROM  # the run is read in the windowed scan
+    scanner_check._check(data)
+    check_one(b"\x00" + data)
