@@ -43,6 +43,9 @@ HEADERS = {"_tools_begin_c": ["src/diverge_codec/_tools_begin_scan.h", "src/dive
 # which keeps the wheel under 300,000 bytes (.ci/check-wheel). The tools-begin readers keep -O3: at
 # -O2 a Begun decode costs ~9% more. -Os costs the checkers and the stream more still.
 SMALLER = {"_mcp_notifications_c": ["-O2"], "_stream_c": ["-O2"], "_sequence_c": ["-O2"]}
+# The tools-begin readers' strings are names and short values: _jsonscan.h's AVX2 long-string reader
+# would only add to the wheel there.
+MACROS = {"_tools_begin_c": [("DIVERGE_CODEC_NO_AVX2", "1")]}
 # No padding before functions, jumps and labels (loops keep theirs): 3.3 KB off the wheel, and
 # callgrind counts the same instructions or a few fewer (the padding's no-ops run where code falls into it).
 UNPADDED = ["-falign-functions=1", "-falign-jumps=1", "-falign-labels=1"]
@@ -122,7 +125,8 @@ def extensions():
             raise
         warn("Cython is not available", error)
         return []
-    modules = [Extension(f"diverge_codec.{name}", [f"src/diverge_codec/{name}.pyx"], depends=HEADERS.get(name, []))
+    modules = [Extension(f"diverge_codec.{name}", [f"src/diverge_codec/{name}.pyx"], depends=HEADERS.get(name, []),
+                         define_macros=MACROS.get(name, []))
                for name in MODULES]
     return cythonize(modules, compiler_directives=DIRECTIVES, include_path=["src"])
 

@@ -1,12 +1,23 @@
-"""The compiled scan's long strings (past their first sixteen bytes, read out of line 64 bytes a
+"""The compiled scan's long strings (past their first 32 bytes, read out of line 64 bytes a
 step) held to orjson and to the pure core: every special byte at every offset of strings that
-end at every distance from a 16- and 64-byte block and from the document's end."""
+end at every distance from a 16- and 64-byte block and from the document's end; with each of
+the two readers (AVX2 where the CPU has it, and SSE2)."""
 from __future__ import annotations
 
 import pytest
 
+from diverge_codec import _mcp_notifications_c
 from test_decode_lazy import check_one
 from test_scanner import scanner_check  # fuzz/scanner_check.py, on the path test_scanner sets
+
+
+@pytest.fixture(autouse=True, params=[1, 0], ids=["avx2", "sse2"])
+def reader(request):
+    """Each test once with each reader; the CPU's own choice put back after."""
+    if _mcp_notifications_c._long_strings_avx2(request.param) != bool(request.param):
+        pytest.skip("no AVX2 reader here (not x86-64, or the CPU lacks AVX2/BMI2)")
+    yield request.param
+    _mcp_notifications_c._long_strings_avx2(1)
 
 # What a string reader looks at: an end, escapes good and bad, control and invalid bytes, UTF-8.
 SPECIALS = [

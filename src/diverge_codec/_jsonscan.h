@@ -31,6 +31,13 @@
 #else
 #define DC_SSE2 0
 #endif
+/* An AVX2 twin of the long-string reader, chosen at run time, where GCC or clang build for x86-64
+ * (DIVERGE_CODEC_NO_AVX2 leaves it out). */
+#if DC_SSE2 && defined(__x86_64__) && !defined(DIVERGE_CODEC_NO_AVX2)
+#define DC_AVX2 1
+#else
+#define DC_AVX2 0
+#endif
 
 enum {
     DC_NOTIFICATION = 0,     /* a notification: splice it */
@@ -229,70 +236,66 @@ static DC_ALWAYS_INLINE int dc_short_escape(unsigned char c) {
     return (unsigned int)(c - 0x60) < 32 ? (int)((letters >> (c - 0x60)) & 1) : c == '/';
 }
 
-/* The rest of a string with no special byte in its first 32, from s[pos]: as dc_string,
- * out of line so the short strings of token-dense documents keep their loop. It reads 64 bytes
- * a step. A block with escapes but no control or non-ASCII byte is read as simdjson reads one:
+/* A block read without the string's end: the next block's start, with this bit on (no position has it). */
+#define DC_GO_ON ((size_t)1 << (sizeof(size_t) * 8 - 1))
+
+/* A block of 64 bytes from s[base] with a flagged byte (bits: quotes, backslashes, control and
+ * non-ASCII bytes; slashes: backslashes; lows: whether any control or non-ASCII byte), base where
+ * no escape is open: the position after the string's closing quote, 0 if the string is invalid,
+ * or DC_GO_ON | the next block's start. A block of quotes and backslashes only is read as simdjson reads one:
  * the escaped bytes are the odd places of each run of backslashes, the first quote not among them
- * ends the string, and only escaped letters are looked at one by one. A block with other bytes,
- * or a \u escape, goes from one flagged byte to the next on the block's bits. Each block starts
- * where no escape is open: one that ends in an escape's backslash leaves that backslash to the
- * next. Near the end, 16 bytes, then one at a time. */
-static DC_NOINLINE size_t dc_string_long(const unsigned char *s, size_t pos, size_t end, int *escaped) {
+ * ends the string, and only escaped letters are looked at one by one; a run of backslashes to the
+ * block's end of odd length leaves its last one to the next block. Any other block, or a \u
+ * escape, goes from one flagged byte to the next (dc_block_walk). */
+static DC_NOINLINE size_t dc_block_walk(const unsigned char *s, size_t base, size_t end, uint64_t bits, int *escaped);
+
+static DC_ALWAYS_INLINE size_t dc_block(const unsigned char *s, size_t base, size_t end, uint64_t bits, uint64_t slashes,
+                                        int lows, uint64_t strange, int flagged, int *escaped) {
     const uint64_t even = UINT64_C(0x5555555555555555);
-    uint64_t quotes, slashes, bits, follows, escapes, ends, below, letters;
-    size_t base;
+    uint64_t quotes, follows, escapes, ends, below, letters, runs;
     unsigned char c;
-    while (pos + 64 <= end) {
-        const unsigned char *at = s + pos;
-        __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), low = _mm_set1_epi8(0x20);
-        __m128i a = _mm_loadu_si128((const __m128i *)at), b = _mm_loadu_si128((const __m128i *)(at + 16));
-        __m128i c2 = _mm_loadu_si128((const __m128i *)(at + 32)), d = _mm_loadu_si128((const __m128i *)(at + 48));
-        __m128i ba = _mm_cmpeq_epi8(a, slash), bb = _mm_cmpeq_epi8(b, slash), bc = _mm_cmpeq_epi8(c2, slash), bd = _mm_cmpeq_epi8(d, slash);
-        __m128i la = _mm_cmplt_epi8(a, low), lb = _mm_cmplt_epi8(b, low), lc = _mm_cmplt_epi8(c2, low), ld = _mm_cmplt_epi8(d, low);
-        __m128i fa = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(a, quote), ba), la), fb = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, quote), bb), lb);
-        __m128i fc = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(c2, quote), bc), lc), fd = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(d, quote), bd), ld);
-        if (!_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(fa, fb), _mm_or_si128(fc, fd)))) {
-            pos += 64;
-            continue;
+    int carry;
+    if (lows) return dc_block_walk(s, base, end, bits, escaped);
+    quotes = bits & ~slashes;
+    follows = slashes << 1;
+    /* simdjson's find_escaped: the carry out says the block's last backslash escapes the next byte */
+    carry = __builtin_add_overflow(slashes & ~even & ~follows, slashes, &runs);
+    escapes = (even ^ (runs << 1)) & follows;
+    ends = quotes & ~escapes;
+    below = (ends & (0 - ends)) - 1;  /* the bytes before the closing quote (all, without one) */
+    letters = escapes & ~bits & below;  /* bits: the quotes and backslashes */
+    if (flagged) {  /* strange: the caller flagged every byte that is no short escape's letter */
+        if (letters & strange) return dc_block_walk(s, base, end, bits, escaped);
+    } else {
+        for (; letters; letters &= letters - 1) {
+            c = s[base + (size_t)__builtin_ctzll(letters)];
+            if (!dc_short_escape(c)) return c == 'u' ? dc_block_walk(s, base, end, bits, escaped) : 0;
         }
-        bits = (uint64_t)(unsigned int)_mm_movemask_epi8(fa) | ((uint64_t)(unsigned int)_mm_movemask_epi8(fb) << 16)
-            | ((uint64_t)(unsigned int)_mm_movemask_epi8(fc) << 32) | ((uint64_t)(unsigned int)_mm_movemask_epi8(fd) << 48);
-        slashes = (uint64_t)(unsigned int)_mm_movemask_epi8(ba) | ((uint64_t)(unsigned int)_mm_movemask_epi8(bb) << 16)
-            | ((uint64_t)(unsigned int)_mm_movemask_epi8(bc) << 32) | ((uint64_t)(unsigned int)_mm_movemask_epi8(bd) << 48);
-        base = pos;
-        if (!_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(la, lb), _mm_or_si128(lc, ld)))) {  /* quotes and backslashes only */
-            quotes = bits & ~slashes;
-            follows = slashes << 1;
-            escapes = (even ^ (((slashes & ~even & ~follows) + slashes) << 1)) & follows;  /* simdjson's find_escaped */
-            ends = quotes & ~escapes;
-            below = ends ? (ends & (0 - ends)) - 1 : ~UINT64_C(0);  /* the bytes before the closing quote */
-            letters = escapes & ~quotes & ~slashes & below;
-            for (; letters; letters &= letters - 1) {
-                c = s[base + (size_t)__builtin_ctzll(letters)];
-                if (!dc_short_escape(c)) {
-                    if (c == 'u') goto walk;
-                    return 0;
-                }
-            }
-            if (slashes & below) *escaped = 1;
-            if (ends) return base + (size_t)__builtin_ctzll(ends) + 1;
-            /* a run of backslashes to the block's end, of odd length: its last one escapes the next byte */
-            pos = base + 64 - (~slashes ? (size_t)(__builtin_clzll(~slashes) & 1) : 0);
-            continue;
-        }
-walk:
-        do {  /* s[base + ctz(bits)] needs a look; bits holds the block's flags from pos on */
-            pos = base + (size_t)__builtin_ctzll(bits);
-            c = s[pos];
-            if (c == '"') return pos + 1;
-            if (c < 0x20) return 0;
-            pos = dc_string_other(s, pos, end, escaped);
-            if (!pos) return 0;
-            if (pos - base >= 64) break;
-            bits &= ~UINT64_C(0) << (pos - base);
-        } while (bits);
-        if (pos - base < 64) pos = base + 64;
     }
+    if (slashes & below) *escaped = 1;
+    if (ends) return base + (size_t)__builtin_ctzll(ends) + 1;
+    return DC_GO_ON | (base + 64 - (size_t)carry);
+}
+
+static DC_NOINLINE size_t dc_block_walk(const unsigned char *s, size_t base, size_t end, uint64_t bits, int *escaped) {
+    size_t pos;
+    unsigned char c;
+    do {  /* s[base + ctz(bits)] needs a look; bits holds the block's flags from pos on */
+        pos = base + (size_t)__builtin_ctzll(bits);
+        c = s[pos];
+        if (c == '"') return pos + 1;
+        if (c < 0x20) return 0;
+        pos = dc_string_other(s, pos, end, escaped);
+        if (!pos) return 0;
+        if (pos - base >= 64) break;
+        bits &= ~UINT64_C(0) << (pos - base);
+    } while (bits);
+    return DC_GO_ON | (pos - base < 64 ? base + 64 : pos);
+}
+
+/* The string's last bytes, fewer than 64 from s[pos]: 16 at a time, then one by one. */
+static size_t dc_string_tail(const unsigned char *s, size_t pos, size_t end, int *escaped) {
+    unsigned char c;
     for (;;) {
         if (pos + 16 <= end) {
             unsigned int mask = dc_special16(s + pos);
@@ -308,6 +311,106 @@ walk:
         pos = dc_string_other(s, pos, end, escaped);
         if (!pos) return 0;
     }
+}
+
+/* The rest of a string with no special byte in its first 32, from s[pos]: as dc_string, out of
+ * line so the short strings of token-dense documents keep their loop; 64 bytes a step, four
+ * 16-byte reads each. */
+static DC_NOINLINE size_t dc_string_long_sse2(const unsigned char *s, size_t pos, size_t end, int *escaped) {
+    size_t read;
+    __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), low = _mm_set1_epi8(0x20);
+    __asm__("" : "+x"(quote), "+x"(slash), "+x"(low));  /* as in dc_string_long_avx2 */
+    while (pos + 64 <= end) {
+        const unsigned char *at = s + pos;
+        __m128i a = _mm_loadu_si128((const __m128i *)at), b = _mm_loadu_si128((const __m128i *)(at + 16));
+        __m128i c2 = _mm_loadu_si128((const __m128i *)(at + 32)), d = _mm_loadu_si128((const __m128i *)(at + 48));
+        __m128i ba = _mm_cmpeq_epi8(a, slash), bb = _mm_cmpeq_epi8(b, slash), bc = _mm_cmpeq_epi8(c2, slash), bd = _mm_cmpeq_epi8(d, slash);
+        __m128i la = _mm_cmplt_epi8(a, low), lb = _mm_cmplt_epi8(b, low), lc = _mm_cmplt_epi8(c2, low), ld = _mm_cmplt_epi8(d, low);
+        __m128i fa = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(a, quote), ba), la), fb = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, quote), bb), lb);
+        __m128i fc = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(c2, quote), bc), lc), fd = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(d, quote), bd), ld);
+        if (!_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(fa, fb), _mm_or_si128(fc, fd)))) {
+            pos += 64;
+            continue;
+        }
+        read = dc_block(s, pos, end,
+            (uint64_t)(unsigned int)_mm_movemask_epi8(fa) | ((uint64_t)(unsigned int)_mm_movemask_epi8(fb) << 16)
+                | ((uint64_t)(unsigned int)_mm_movemask_epi8(fc) << 32) | ((uint64_t)(unsigned int)_mm_movemask_epi8(fd) << 48),
+            (uint64_t)(unsigned int)_mm_movemask_epi8(ba) | ((uint64_t)(unsigned int)_mm_movemask_epi8(bb) << 16)
+                | ((uint64_t)(unsigned int)_mm_movemask_epi8(bc) << 32) | ((uint64_t)(unsigned int)_mm_movemask_epi8(bd) << 48),
+            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(la, lb), _mm_or_si128(lc, ld))), 0, 0, escaped);
+        if (!(read & DC_GO_ON)) return read;
+        pos = read & ~DC_GO_ON;
+    }
+    return dc_string_tail(s, pos, end, escaped);
+}
+
+#if DC_AVX2
+#include <immintrin.h>
+/* Which of the 32 bytes are none of a short escape's letters (/ b f n r t): each byte's two
+ * nibbles looked up in a table of the letters' high and low nibbles, as simdjson classifies. */
+__attribute__((target("avx2,bmi,bmi2"))) static DC_ALWAYS_INLINE unsigned int dc_strange32(__m256i chunk) {
+    const __m256i low_nibbles = _mm256_setr_epi8(0, 0, 6, 0, 4, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 1,
+                                                 0, 0, 6, 0, 4, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 1);
+    const __m256i high_nibbles = _mm256_setr_epi8(0, 0, 1, 0, 0, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0,
+                                                  0, 0, 1, 0, 0, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m256i nibble = _mm256_set1_epi8(0x0F);
+    __m256i kinds = _mm256_and_si256(_mm256_shuffle_epi8(low_nibbles, _mm256_and_si256(chunk, nibble)),
+                                     _mm256_shuffle_epi8(high_nibbles, _mm256_and_si256(_mm256_srli_epi16(chunk, 4), nibble)));
+    return (unsigned int)_mm256_movemask_epi8(_mm256_cmpeq_epi8(kinds, _mm256_setzero_si256()));
+}
+
+/* The same, 32 bytes a read, where the CPU has AVX2 (dc_string_long asks once): half the
+ * compares and masks a block, which is most of a long escaped string's cost. */
+__attribute__((target("avx2,bmi,bmi2"))) static DC_NOINLINE size_t dc_string_long_avx2(const unsigned char *s, size_t pos, size_t end, int *escaped) {
+    size_t read;
+    __m256i quote = _mm256_set1_epi8('"'), slash = _mm256_set1_epi8('\\'), low = _mm256_set1_epi8(0x20);
+    /* Opaque to GCC from here: it would otherwise rebuild them after each flagged block, and test
+     * the low bytes with two instructions instead of one. */
+    __asm__("" : "+x"(quote), "+x"(slash), "+x"(low));
+    while (pos + 64 <= end) {
+        const unsigned char *at = s + pos;
+        __m256i a = _mm256_loadu_si256((const __m256i *)at), b = _mm256_loadu_si256((const __m256i *)(at + 32));
+        __m256i ba = _mm256_cmpeq_epi8(a, slash), bb = _mm256_cmpeq_epi8(b, slash);
+        __m256i la = _mm256_cmpgt_epi8(low, a), lb = _mm256_cmpgt_epi8(low, b);
+        __m256i fa = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(a, quote), ba), la);
+        __m256i fb = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(b, quote), bb), lb);
+        if (_mm256_testz_si256(_mm256_or_si256(fa, fb), _mm256_or_si256(fa, fb))) {
+            pos += 64;
+            continue;
+        }
+        read = dc_block(s, pos, end,
+            (uint64_t)(unsigned int)_mm256_movemask_epi8(fa) | ((uint64_t)(unsigned int)_mm256_movemask_epi8(fb) << 32),
+            (uint64_t)(unsigned int)_mm256_movemask_epi8(ba) | ((uint64_t)(unsigned int)_mm256_movemask_epi8(bb) << 32),
+            !_mm256_testz_si256(_mm256_or_si256(la, lb), _mm256_or_si256(la, lb)),
+            (uint64_t)(unsigned int)dc_strange32(a) | ((uint64_t)(unsigned int)dc_strange32(b) << 32), 1, escaped);
+        if (!(read & DC_GO_ON)) return read;
+        pos = read & ~DC_GO_ON;
+    }
+    return dc_string_tail(s, pos, end, escaped);
+}
+
+static int dc_avx2 = -1;  /* unknown, then whether the AVX2 reader is used; a race writes the same value */
+#endif
+
+/* Whether long strings are read with AVX2: wanted -1 asks (the first time, the CPU and the OS
+ * are asked), 0 or 1 chooses (1 only where they have it); the tests run both readers. */
+static int dc_long_strings_avx2(int wanted) {
+#if DC_AVX2
+    int has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+    if (wanted >= 0 || dc_avx2 < 0) dc_avx2 = wanted ? has : 0;
+    return dc_avx2;
+#else
+    (void)wanted;
+    return 0;
+#endif
+}
+
+static DC_NOINLINE size_t dc_string_long(const unsigned char *s, size_t pos, size_t end, int *escaped) {
+#if DC_AVX2
+    if (dc_avx2 < 0) dc_long_strings_avx2(-1);
+    if (dc_avx2) return dc_string_long_avx2(s, pos, end, escaped);
+#endif
+    return dc_string_long_sse2(s, pos, end, escaped);
 }
 #endif
 
