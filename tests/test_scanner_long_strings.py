@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from diverge_codec import _mcp_notifications_c
+from conftest import ALLOW_NO_EXTENSION
 from test_decode_lazy import check_one
 from test_scanner import scanner_check  # fuzz/scanner_check.py, on the path test_scanner sets
+
+if ALLOW_NO_EXTENSION:
+    pytest.importorskip("diverge_codec._mcp_notifications_c", reason="the compiled core's long-string readers")
+from diverge_codec import _mcp_notifications_c  # noqa: E402
 
 
 @pytest.fixture(autouse=True, params=[1, 0], ids=["avx2", "sse2"])
