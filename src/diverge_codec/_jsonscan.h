@@ -390,20 +390,8 @@ __attribute__((target("avx2,bmi,bmi2"))) static DC_NOINLINE size_t dc_string_lon
 }
 
 static int dc_avx2 = -1;  /* unknown, then whether the AVX2 reader is used; a race writes the same value */
+static inline int dc_long_strings_avx2(int wanted);
 #endif
-
-/* Whether long strings are read with AVX2: wanted -1 asks (the first time, the CPU and the OS
- * are asked), 0 or 1 chooses (1 only where they have it); the tests run both readers. */
-static int dc_long_strings_avx2(int wanted) {
-#if DC_AVX2
-    int has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
-    if (wanted >= 0 || dc_avx2 < 0) dc_avx2 = wanted ? has : 0;
-    return dc_avx2;
-#else
-    (void)wanted;
-    return 0;
-#endif
-}
 
 static DC_NOINLINE size_t dc_string_long(const unsigned char *s, size_t pos, size_t end, int *escaped) {
 #if DC_AVX2
@@ -413,6 +401,19 @@ static DC_NOINLINE size_t dc_string_long(const unsigned char *s, size_t pos, siz
     return dc_string_long_sse2(s, pos, end, escaped);
 }
 #endif
+
+/* Whether long strings are read with AVX2: wanted -1 asks (the first time, the CPU and the OS
+ * are asked), 0 or 1 chooses (1 only where they have it); the tests run both readers. */
+static inline int dc_long_strings_avx2(int wanted) {
+#if DC_AVX2
+    int has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+    if (wanted >= 0 || dc_avx2 < 0) dc_avx2 = wanted ? has : 0;
+    return dc_avx2;
+#else
+    (void)wanted;
+    return 0;
+#endif
+}
 
 /* The string whose opening quote is at s[pos]: the position after its closing quote, or 0.
  * *escaped says whether it holds a backslash. window is the document's (or NULL: none): past its
