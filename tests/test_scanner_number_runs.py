@@ -39,6 +39,17 @@ def test_a_number_in_a_run_near_the_documents_end(number):
         check_one(b"\x00" + data)
 
 
+@pytest.mark.parametrize("sign", [b"", b"-"])
+def test_integers_of_every_width_with_and_without_fractions_across_the_sixteen_bytes(sign):
+    # A fraction whose point falls at the 16-byte read's last byte, or past it, is read by dc_number.
+    for width in range(1, 21):
+        for fraction in (b"", b".", b".5", b".25", b".0625", b".e1", b"e5", b".5e-2"):
+            number = sign + b"1234567890123456789012"[:width] + fraction
+            data = body(b"7," + number + b",8")
+            scanner_check.check(data)
+            check_one(b"\x00" + data)
+
+
 def test_a_long_series_is_read_as_orjson_reads_it():
     series = b",".join(b"%d.%04d" % (i * 7919 % 100, i * 104729 % 10000) for i in range(3000))
     data = body(b"1767225600," + series)

@@ -599,7 +599,8 @@ static DC_NOINLINE size_t dc_number_run(const unsigned char *s, size_t pos, size
             whole = (unsigned int)__builtin_ctz(other);  /* the integer's digits; bit 16 on stops it */
             if (!whole || (whole > 1 && s[pos] == '0')) return 0;  /* none, or a leading zero */
             if (s[pos + whole] == '.') {
-                fraction = (unsigned int)__builtin_ctz(other >> (whole + 1));
+                /* a fraction that starts past the sixteen: 16, so that dc_number reads the number */
+                fraction = whole < 15 ? (unsigned int)__builtin_ctz(other >> (whole + 1)) : 16;
                 if (!fraction) return 0;
                 whole += 1 + fraction;
             }
