@@ -56,20 +56,27 @@ def reader_check(data: bytes, rng: random.Random) -> None:
         raise AssertionError(f"RecordReader cores differ: {got!r} != {expected!r}")
 
 
-def _framed(core, data: bytes, cuts: list[int], limits: tuple[int, int]):
-    framer = core.ChunkFramer(*limits)
+def _framed(core, data: bytes, cuts: list[int], limits: tuple[int, int], awaiting):
+    framer = core.ChunkFramer(*limits, awaiting=awaiting)
     calls = [lambda start=start, end=end: framer.feed(data[start:end]) for start, end in zip(cuts, cuts[1:])]
     results = [call() for call in [*calls, framer.close]]
     return (b"".join(r[0] for r in results), sum(r[1] for r in results), [line for r in results for line in r[4]],
-            framer.invalid, framer.too_large)
+            framer.invalid, framer.too_large, framer.ignored)
 
 
 def framer_check(data: bytes, rng: random.Random) -> None:
-    """Both cores' ChunkFramer agree, in any chunking, with each line spliced alone."""
+    """Both cores' ChunkFramer agree, in any chunking, with each line spliced alone; with ``awaiting``,
+    the lines that are no notification are the ones the parse says are requests or awaited answers."""
     cuts = sorted({0, len(data), *(rng.randrange(len(data) + 1) for _ in range(rng.randrange(5)))})
     limits = (rng.choice((1, 16, 200, 1 << 20)), rng.choice((1, 64, 1 << 20)))
-    got, pure = _framed(_mcp_notifications_c, data, cuts, limits), _framed(_mcp_notifications_py, data, cuts, limits)
-    expected = one_by_one(_mcp_notifications_py.splice_notification, data.split(b"\n"), *limits)
+    awaiting = rng.choice((None, set(), {0, 1, 2, -1}, set(range(-3, 40))))
+    got = _framed(_mcp_notifications_c, data, cuts, limits, awaiting)
+    pure = _framed(_mcp_notifications_py, data, cuts, limits, awaiting)
+    records, count, others, invalid, too_large = one_by_one(
+        _mcp_notifications_py.splice_notification, data.split(b"\n"), *limits)
+    wanted = others if awaiting is None else [
+        line for line in others if _mcp_notifications_py.framer_wanted(line, awaiting)]
+    expected = (records, count, wanted, invalid, too_large, len(others) - len(wanted))
     if not got == pure == expected:
         raise AssertionError(f"ChunkFramer differs: {got!r} / {pure!r} / {expected!r}")
 

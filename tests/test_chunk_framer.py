@@ -170,7 +170,7 @@ def test_refusals_are_worded_alike(mn):
     with pytest.raises(RuntimeError, match="^ChunkFramer is not initialised: its __init__ did not run to the end$"):
         unready.feed(b"")
     framer.feed(b'{"secret-value":1')
-    assert repr(framer) == "<ChunkFramer invalid=0 too_large=0 pending=17>"  # sizes, never the bytes
+    assert repr(framer) == "<ChunkFramer invalid=0 too_large=0 ignored=0 pending=17>"  # sizes, never the bytes
 
 
 def test_a_gc_callback_feeding_the_same_framer_is_refused_and_changes_nothing(mn):

@@ -258,3 +258,33 @@ def test_the_stdlib_json_path_splices_and_refuses_alike():
         except pure.NotificationParseError as error:
             expected = ["refused", str(error) if "must be" in str(error) else ""]
         assert row == [expected] * len(row), line[:60]
+
+
+_ROLE_NAMES = ("id", "method", "params", "jsonrpc", "_meta")
+
+
+def _one_byte_off(name: str) -> list[str]:
+    """The name with each byte in turn changed (to a neighbour, and to a letter of another role name)."""
+    return [name[:at] + other + name[at + 1:] for at in range(len(name)) for other in {chr(ord(name[at]) ^ 1), "m", "_"}
+            if other != name[at]]
+
+
+@pytest.mark.parametrize("name", [off for name in _ROLE_NAMES for off in _one_byte_off(name)]
+                         + ["i", "ids", "metho", "methods", "param", "jsonrp", "jsonrpcs", "_met", "_metas"])
+def test_a_key_one_byte_off_a_role_s_name_has_no_role(name):
+    """The scan tells its role names apart by two loads from each end: every byte counts, and the length."""
+    key = json.dumps(name).encode()
+    for message in (b'{"method":"m",' + key + b':1}', b'{"method":"m","params":{' + key + b':7}}',
+                    b'{' + key + b':"m","params":{"_meta":1},"jsonrpc":"2.0"}', b'{"method":"m",' + key + b':"2.0"}'):
+        scanner_check.check(message)
+        assert scanner_check.reference(message)[0] in ("relay", "refused", "none")
+
+
+@pytest.mark.parametrize("digits", [*range(1, 20), *range(295, 312)])
+def test_integers_of_every_width_read_inline_or_not_are_held_to_orjson(digits):
+    """Integers without a fraction or exponent are read inline up to 300 bytes, past that by the full reader."""
+    for number in (b"9" * digits, b"-" + b"9" * digits, b"1" + b"0" * (digits - 1), b"0" * digits, b"-0" * (digits == 1),
+                   b"9" * digits + b".5", b"9" * digits + b"e-400", b"9" * digits + b"E+1", b"9" * digits + b"."):
+        for message in (b'{"method":"m","params":{"n":' + number + b'}}', b'{"method":"m","params":[' + number + b"]}",
+                        b'{"method":"m","params":{"n":[' + number + b"," + number + b"]}}"):
+            scanner_check.check(message)

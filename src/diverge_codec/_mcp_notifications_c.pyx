@@ -394,6 +394,7 @@ cdef extern from "_jsonscan.h":
         DC_MAX_CUTS
     ctypedef struct dc_splice:
         size_t start, end, ncuts, removed
+        size_t id_start, id_end, method_start, method_end
         size_t cuts[DC_MAX_CUTS][2]
     int dc_scan_notification(const char* data, size_t size, dc_splice* out) nogil
     size_t DC_WINDOW_FROM

@@ -4,9 +4,12 @@
 # Python object per notification (each line is copied alone into the framer's buffer, a NUL after it
 # as the scan needs); only the lines that are no notification become bytes.
 
+from cpython.long cimport PyLong_FromLongLong, PyLong_FromUnsignedLongLong
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport Py_XDECREF
-from libc.string cimport memchr, memcmp
+from cpython.sequence cimport PySequence_Contains
+from libc.limits cimport LLONG_MIN
+from libc.string cimport memchr
 
 cdef extern from "Python.h":
     PyObject* _new_bytes "PyBytes_FromStringAndSize"(const char* data, Py_ssize_t size) except NULL
@@ -18,10 +21,13 @@ from diverge_codec._mcp_notifications_py import (
     FRAMER_INIT_TWICE as _FRAMER_INIT_TWICE,
     FRAMER_NO_PICKLE as _FRAMER_NO_PICKLE,
     FRAMER_NOT_READY as _FRAMER_NOT_READY,
+    framer_awaiting as _framer_awaiting,
     framer_chunk as _framer_chunk,
     framer_limits as _framer_limits,
     framer_messages as _framer_messages,
     framer_parse as _framer_parse,
+    framer_wanted as _framer_wanted,
+    request_head as _parsed_request_head,
 )
 
 
@@ -67,7 +73,7 @@ cdef inline bint _blank(const char* data, Py_ssize_t size) noexcept:
 @cython.final
 @cython.auto_pickle(False)
 cdef class ChunkFramer:
-    """ChunkFramer(max_line, record_limit)
+    """ChunkFramer(max_line, record_limit, *, awaiting=None)
 --
 
 The relay's hot loop: a server's output in, the channel's records out, one call per chunk.
@@ -79,25 +85,30 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
     the lines that are no notification (answers, requests, other JSON), in order. Blank
     lines (JSON whitespace only) are dropped. A line over ``max_line`` (its newline not
     counted; never held whole) and a payload over ``record_limit`` add to ``too_large``, a
-    notification the channel would refuse to ``invalid``: both counters only grow.
+    notification the channel would refuse to ``invalid``: the counters only grow. With
+    ``awaiting`` (the ids a client waits on: a dict or set it keeps changing), only requests
+    and the responses whose integer ``id`` is in it come back; other lines that are no
+    notification add to ``ignored`` instead, unparsed by the compiled core.
     ``feed_messages`` reads whole messages (an HTTP body, an event's data) as lines;
     ``close`` reads the last line when the output ended inside one. One framer reads one
     stream: a call from inside another (a callback, a hook, another thread) raises
     RuntimeError.
     """
 
-    cdef readonly Py_ssize_t max_line, record_limit, invalid, too_large
+    cdef readonly Py_ssize_t max_line, record_limit, invalid, too_large, ignored
+    cdef readonly object awaiting
     cdef char* _buffer  # the partial line carried, then the line being read and its NUL
     cdef Py_ssize_t _capacity, _held  # the buffer's size; the partial line's, at its start
     cdef bint _ready  # __init__ has run to the end
     cdef bint _skipping  # a line over max_line is being skipped to its newline
     cdef bint _claimed, _busy
 
-    def __init__(self, max_line, record_limit):
+    def __init__(self, max_line, record_limit, *, awaiting=None):
         if self._claimed:
             raise RuntimeError(_FRAMER_INIT_TWICE)
         self._claimed = True
         cdef tuple limits = _framer_limits(max_line, record_limit)
+        self.awaiting = _framer_awaiting(awaiting)
         self.max_line = limits[0]
         self.record_limit = limits[1]
         self._ready = True  # the commit: from here the framer is ready
@@ -113,7 +124,8 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
     def __repr__(self):
         if not self._ready:
             return "<ChunkFramer not initialised>"
-        return f"<ChunkFramer invalid={self.invalid} too_large={self.too_large} pending={self._held}>"
+        return (f"<ChunkFramer invalid={self.invalid} too_large={self.too_large} ignored={self.ignored}"
+                f" pending={self._held}>")
 
     def __reduce__(self):
         raise TypeError(_FRAMER_NO_PICKLE)
@@ -280,8 +292,12 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
             memcpy(into, data + at, splice.end - at)
             return 0
         if status == DC_NOT_NOTIFICATION:
-            if not _blank(data, size):
-                others.append(line if line is not None else PyBytes_FromStringAndSize(data, size))
+            if _blank(data, size):
+                return 0
+            if self.awaiting is not None and not _wanted(data, &splice, self.awaiting):
+                self.ignored += 1  # Python code may have run: data is not read again
+                return 0
+            others.append(line if line is not None else PyBytes_FromStringAndSize(data, size))
             return 0
         if status == DC_INVALID or status == DC_METHOD or status == DC_PARAMS or status == DC_META:
             self.invalid += 1  # the scan refuses what orjson refuses: no parse needed, no words are kept
@@ -293,7 +309,10 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
             self.invalid += 1
             return 0
         if payload is None:
-            others.append(line)
+            if self.awaiting is None or _framer_wanted(line, self.awaiting):
+                others.append(line)
+            else:
+                self.ignored += 1
             return 0
         length = PyBytes_GET_SIZE(payload)
         if length > self.record_limit:
@@ -303,6 +322,58 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
         return 0
 
 
+cdef int _wanted(const char* data, dc_splice* splice, object awaiting) except -1:
+    """framer_wanted's answer from the scan of a message that is no notification, without a parse:
+    1 for a request, or a response whose integer id ``awaiting`` holds (asking it may run Python code)."""
+    if splice.id_end == 0:  # no object
+        return 0
+    if splice.method_end != 0:
+        return 1
+    cdef object request_id = _integer(<const unsigned char*>data + splice.id_start, <Py_ssize_t>(splice.id_end - splice.id_start))
+    if request_id is None:
+        return 0
+    return PySequence_Contains(awaiting, request_id)
+
+
+cdef object _integer(const unsigned char* text, Py_ssize_t size):
+    """The int a JSON number reads as (the scan has checked its form), or None for one the parser reads as a
+    float, or a value that is no number: a fraction or an exponent, or outside [-2**63, 2**64)."""
+    cdef bint negative = text[0] == 45  # '-'
+    cdef Py_ssize_t index = negative
+    cdef unsigned long long value = 0, digit
+    if index == size or not 48 <= text[index] <= 57:
+        return None
+    while index < size:
+        if not 48 <= text[index] <= 57:
+            return None
+        digit = text[index] - 48
+        if value > (0xFFFFFFFFFFFFFFFFULL - digit) // 10:
+            return None
+        value = value * 10 + digit
+        index += 1
+    if not negative:
+        return PyLong_FromUnsignedLongLong(value)
+    if value > 0x8000000000000000ULL:
+        return None
+    if value == 0x8000000000000000ULL:
+        return PyLong_FromLongLong(LLONG_MIN)
+    return PyLong_FromLongLong(-<long long>value)
+
+
+def request_head(line):
+    """``(id, method)`` of a JSON-RPC request (an object with both members: the last of each, read as
+    the parser reads them); None for any other line. What the relay answers a server's request by:
+    the scan finds the two values in ``bytes``, and the parser reads only those."""
+    cdef dc_splice splice
+    if type(line) is not bytes:  # what the relay never passes: the parsing twin, which takes what loads takes
+        return _parsed_request_head(line)
+    if dc_scan_notification(PyBytes_AS_STRING(line), <size_t>PyBytes_GET_SIZE(line), &splice) != DC_NOT_NOTIFICATION:
+        return None
+    if splice.id_end == 0 or splice.method_end == 0:
+        return None
+    return (_loads(line[splice.id_start:splice.id_end]), _loads(line[splice.method_start:splice.method_end]))
+
+
 cdef tuple _framed(_Records* out, list others):
     """The call's result; ``out`` gives up its bytes object to it."""
     _PyBytes_Resize(&out.owned, out.size)
@@ -310,37 +381,3 @@ cdef tuple _framed(_Records* out, list others):
     Py_XDECREF(out.owned)
     out.owned = NULL
     return (records, out.count, out.total, out.largest, others)
-
-
-def _answer_ids(bytes line):
-    """None: a request maybe; else the ints its "id" keys may have."""
-    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(line)
-    cdef Py_ssize_t size = PyBytes_GET_SIZE(line), at = 0, value
-    cdef const unsigned char* quote = s
-    cdef list ids = []
-    while True:  # each backslash: \\u?
-        quote = <const unsigned char*>memchr(quote, 92, <size_t>(size - (quote - s)))
-        if quote == NULL:
-            break
-        if quote[1] == 117:  # at most the NUL after the bytes
-            return None
-        quote += 1
-    while True:  # s[size] is the bytes object's NUL, which stops every byte-wise read below
-        quote = <const unsigned char*>memchr(s + at, 34, <size_t>(size - at))
-        if quote == NULL:
-            return ids
-        at = quote - s + 1
-        if size - at >= 7 and memcmp(quote, b'"method"', 8) == 0:
-            return None
-        if not (size - at >= 3 and quote[1] == 105 and quote[2] == 100 and quote[3] == 34):  # "id"
-            continue
-        if dc_space(quote[4]) or (quote[4] == 58 and (dc_space(quote[5]) or quote[5] == 45)):  # ws, or ':' and ws or '-'
-            return None
-        if quote[4] != 58 or not 48 <= quote[5] <= 57:  # no key, or a value that is no integer
-            continue
-        quote += 5
-        value = 0
-        while quote - s < at + 22 and 48 <= quote[0] <= 57:  # 18 digits at most
-            value = value * 10 + (quote[0] - 48)
-            quote += 1
-        PyList_Append(ids, value)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from typing import Any, Union
 
 from . import _json, errors
@@ -404,6 +404,41 @@ def framer_parse(line: bytes) -> bytes | None | bool:
         return False
 
 
+def framer_awaiting(awaiting: object) -> Container[object] | None:
+    """The ``awaiting`` of a framer, checked: None, or a container (``in`` is all it is asked)."""
+    if awaiting is not None and not isinstance(awaiting, Container):
+        raise TypeError(f"awaiting must be a container of request ids (a dict or set) or None, not {type(awaiting).__name__}")
+    return awaiting
+
+
+def framer_wanted(line: bytes, awaiting: Container[object]) -> bool:
+    """Whether a line that is no notification goes back to the framer's caller: a request (an object
+    with an ``id`` and a ``method``), or a response whose ``id`` is an integer ``awaiting`` holds (the
+    last ``id`` member, as the parser keeps it). Anything else is counted ``ignored``."""
+    try:
+        message = _json.loads(line)
+    except ValueError:  # a caller's own splice may pass a line that is no JSON
+        return False
+    if type(message) is not dict or "id" not in message:
+        return False
+    if "method" in message:
+        return True
+    request_id = message["id"]
+    return type(request_id) is int and request_id in awaiting
+
+
+def request_head(line: bytes) -> tuple[object, object] | None:
+    """``(id, method)`` of a JSON-RPC request (an object with both members: the last of each, read as
+    the parser reads them); None for any other line. What the relay answers a server's request by."""
+    try:
+        message = _json.loads(line)
+    except ValueError:
+        return None
+    if type(message) is not dict or "id" not in message or "method" not in message:
+        return None
+    return message["id"], message["method"]
+
+
 def framer_messages(messages: Iterable[object]) -> list[bytes]:
     """The messages of a ``feed_messages`` call, each as ``bytes``, taken whole before any is read."""
     return [framer_chunk(message, "feed_messages") for message in list(messages)]
@@ -419,7 +454,10 @@ class ChunkFramer:
     the lines that are no notification (answers, requests, other JSON), in order. Blank
     lines (JSON whitespace only) are dropped. A line over ``max_line`` (its newline not
     counted; never held whole) and a payload over ``record_limit`` add to ``too_large``, a
-    notification the channel would refuse to ``invalid``: both counters only grow.
+    notification the channel would refuse to ``invalid``: the counters only grow. With
+    ``awaiting`` (the ids a client waits on: a dict or set it keeps changing), only requests
+    and the responses whose integer ``id`` is in it come back; other lines that are no
+    notification add to ``ignored`` instead, unparsed by the compiled core.
     ``feed_messages`` reads whole messages (an HTTP body, an event's data) as lines;
     ``close`` reads the last line when the output ended inside one. One framer reads one
     stream: a call from inside another (a callback, a hook, another thread) raises
@@ -436,12 +474,15 @@ class ChunkFramer:
     _record_limit = 0
     _invalid = 0
     _too_large = 0
+    _ignored = 0
+    _awaiting: Container[object] | None = None
 
-    def __init__(self, max_line: int, record_limit: int) -> None:
+    def __init__(self, max_line: int, record_limit: int, *, awaiting: Container[object] | None = None) -> None:
         if self._claimed:
             raise RuntimeError(FRAMER_INIT_TWICE)
         self._claimed = True
         self._max_line, self._record_limit = framer_limits(max_line, record_limit)
+        self._awaiting = framer_awaiting(awaiting)
         self._splice: Callable[[bytes], bytes | None] = splice_notification  # the relay's session may swap in its own
         self._parts = []  # the last store: from here the framer is ready
 
@@ -466,6 +507,16 @@ class ChunkFramer:
         return self._too_large
 
     @property
+    def ignored(self) -> int:
+        """Lines that are no notification, no request and no answer ``awaiting`` holds: not returned."""
+        return self._ignored
+
+    @property
+    def awaiting(self) -> Container[object] | None:
+        """The ids whose answers come back (None: every line that is no notification does)."""
+        return self._awaiting
+
+    @property
     def pending(self) -> int:
         """Bytes of a partial line held for the next call."""
         return self._held
@@ -473,7 +524,8 @@ class ChunkFramer:
     def __repr__(self) -> str:
         if self._parts is None:
             return "<ChunkFramer not initialised>"
-        return f"<ChunkFramer invalid={self._invalid} too_large={self._too_large} pending={self._held}>"
+        return (f"<ChunkFramer invalid={self._invalid} too_large={self._too_large} ignored={self._ignored}"
+                f" pending={self._held}>")
 
     def __reduce__(self) -> Any:
         raise TypeError(FRAMER_NO_PICKLE)
@@ -557,7 +609,7 @@ class ChunkFramer:
     def _frame(self, lines: list[bytes]) -> Framed:
         if not lines:
             return (b"", *_EMPTY_FRAMED_TAIL, [])
-        splice, limit = self._splice, self._record_limit
+        splice, limit, awaiting = self._splice, self._record_limit, self._awaiting
         records: list[bytes] = []
         others: list[bytes] = []
         count = total = largest = 0
@@ -568,7 +620,10 @@ class ChunkFramer:
                 self._invalid += 1
                 continue
             if payload is None:
-                others.append(line)
+                if awaiting is None or framer_wanted(line, awaiting):
+                    others.append(line)
+                else:
+                    self._ignored += 1
                 continue
             size = len(payload)
             if size > limit:

@@ -172,16 +172,17 @@ class RelaySession:
         self.server_reading: bool = True
         """The driver's word: False while the server's stdin backs up (answers to it are dropped)."""
         self.record_limit: int = max_line + 1
-        self.framer: mcp_notifications.ChunkFramer = _framer(frame, max_line, self.record_limit)
-        """Lines to records: the core's ``ChunkFramer``, or the pure one over a caller's own ``frame``."""
-        self._settled = (0, 0)  # the framer's (invalid, too_large) already in the report
+        self.pending: dict[int, tuple[str, float]] = {INITIALIZE_ID: ("initialize", float("inf"))}
+        """The relay's requests awaiting an answer: id -> (method, deadline on ``clock``); ``start``
+        sets the deadline of ``initialize``."""
+        self.framer: mcp_notifications.ChunkFramer = _framer(frame, max_line, self.record_limit, self.pending)
+        """Lines to records: the core's ``ChunkFramer``, or the pure one over a caller's own ``frame``. It
+        hands back the server's requests and the answers ``pending`` awaits, and counts the rest ignored."""
+        self._settled = (0, 0, 0)  # the framer's (invalid, too_large, ignored) already in the report
         self._too_large_elsewhere = 0  # messages a transport skipped as over max_line
         self.outbox: Outbox = Outbox(outbox_bytes)
         self.report: RelayReport = RelayReport()
         self.phase: Phase = Phase.INITIALIZING
-        self.pending: dict[int, tuple[str, float]] = {INITIALIZE_ID: ("initialize", float("inf"))}
-        """The relay's requests awaiting an answer: id -> (method, deadline on ``clock``); ``start``
-        sets the deadline of ``initialize``."""
         self.shutdown_reason: str | None = None
         self.ended: bool = False
 
@@ -275,42 +276,36 @@ class RelaySession:
         if count:
             self.report.seen += count
             self.outbox.offer_records(records, count, payload_bytes, largest)
-        if not others:
-            return b""
         replies: list[bytes] = []
-        for line in others:
-            ids = _answer_ids(line)
-            if ids is None or not self.pending.keys().isdisjoint(ids):
-                self._message(line, replies)
-            else:  # no request, no id awaited: ignored unparsed
-                self.report.ignored += 1
-        return b"".join(replies)
+        for line in others:  # the server's requests and the answers pending awaits: a few a session
+            request = request_head(line)
+            if request is not None:
+                replies.append(self._answer(*request))
+            else:
+                self._response(line, replies)
+        return b"".join(replies) if replies else b""
 
     def _settle(self) -> None:
-        """The framer's refusals since the last call, into the report: each was a notification the server sent."""
+        """The framer's counts since the last call, into the report: its refusals were notifications the
+        server sent; the lines it ignored were no notification, request or awaited answer."""
         framer = self.framer
-        invalid, too_large = framer.invalid, framer.too_large + self._too_large_elsewhere
-        new_invalid, new_too_large = invalid - self._settled[0], too_large - self._settled[1]
-        if new_invalid or new_too_large:
-            self._settled = (invalid, too_large)
+        invalid, too_large, ignored = framer.invalid, framer.too_large + self._too_large_elsewhere, framer.ignored
+        if (invalid, too_large, ignored) != self._settled:
+            new_invalid, new_too_large = invalid - self._settled[0], too_large - self._settled[1]
+            self.report.ignored += ignored - self._settled[2]
+            self._settled = (invalid, too_large, ignored)
             self.report.seen += new_invalid + new_too_large
             self.report.dropped["invalid"] += new_invalid
             self.report.dropped["too_large"] += new_too_large
 
-    def _message(self, line: bytes, replies: list[bytes]) -> None:
-        """A line that is no notification: an answer to the relay, a request of it, or noise."""
+    def _response(self, line: bytes, replies: list[bytes]) -> None:
+        """A line that is no notification and no request: an answer to the relay, or noise."""
         try:
             message = loads(line)
         except ValueError:
             message = None
-        if not isinstance(message, dict):
+        if not isinstance(message, dict) or "method" in message:
             self.report.ignored += 1
-            return
-        if "method" in message:
-            if "id" in message:
-                replies.append(self._answer(message))
-            else:
-                self.report.ignored += 1  # a notification relay_frame did not take (method no string)
             return
         request_id = message.get("id")
         if not isinstance(request_id, int) or isinstance(request_id, bool) or request_id not in self.pending:
@@ -353,15 +348,14 @@ class RelaySession:
         self.report.calls_sent = len(made)
         return b"".join(requests)
 
-    def _answer(self, request: dict[str, Any]) -> bytes:
+    def _answer(self, request_id: Any, method: Any) -> bytes:
         if not self.server_reading:  # its stdin is backed up: an answer would only pile up here
             self.report.requests_unanswered += 1
             return b""
         self.report.requests_answered += 1
-        if request.get("method") == "ping":
-            return _message({"jsonrpc": "2.0", "id": request["id"], "result": {}})
-        return _message({"jsonrpc": "2.0", "id": request["id"],
-                         "error": {"code": -32601, "message": "Method not found"}})
+        if method == "ping":
+            return _message({"jsonrpc": "2.0", "id": request_id, "result": {}})
+        return _message({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "Method not found"}})
 
     def _want_shutdown(self, reason: str) -> None:
         if self.shutdown_reason is None:
@@ -369,17 +363,17 @@ class RelaySession:
 
 
 if IMPLEMENTATION == "python":
-    def _answer_ids(line: bytes) -> list[int] | None:
-        return None  # the pure core parses them all
-else:  # tests/test_relay_answers.py
-    from ._mcp_notifications_c import _answer_ids
+    from ._mcp_notifications_py import request_head
+else:  # the scan finds the id and the method; the parser reads those alone (tests/test_relay_answers.py)
+    from ._mcp_notifications_c import request_head
 
 
-def _framer(frame: Callable[[bytes], bytes | None], max_line: int, record_limit: int) -> mcp_notifications.ChunkFramer:
+def _framer(frame: Callable[[bytes], bytes | None], max_line: int, record_limit: int,
+            awaiting: dict[int, Any]) -> mcp_notifications.ChunkFramer:
     """The core's framer for the default frame; for another, the pure framer calling it (a benchmark's or a test's)."""
     if frame is mcp_notifications.splice_notification:
-        return mcp_notifications.ChunkFramer(max_line, record_limit)
-    framer = _mcp_notifications_py.ChunkFramer(max_line, record_limit)
+        return mcp_notifications.ChunkFramer(max_line, record_limit, awaiting=awaiting)
+    framer = _mcp_notifications_py.ChunkFramer(max_line, record_limit, awaiting=awaiting)
     framer._splice = frame
     return framer
 
