@@ -430,6 +430,8 @@ def framer_wanted(line: bytes, awaiting: Container[object]) -> bool:
 def request_head(line: bytes) -> tuple[object, object] | None:
     """``(id, method)`` of a JSON-RPC request (an object with both members: the last of each, read as
     the parser reads them); None for any other line. What the relay answers a server's request by."""
+    if not isinstance(line, (bytes, bytearray, memoryview)):  # both JSON backends: one refusal
+        raise TypeError(f"request_head takes bytes, bytearray or memoryview, not {type(line).__name__}")
     try:
         message = _json.loads(line)
     except ValueError:
