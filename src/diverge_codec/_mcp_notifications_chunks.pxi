@@ -341,9 +341,7 @@ cdef object _integer(const unsigned char* text, Py_ssize_t size):
     cdef bint negative = text[0] == 45  # '-'
     cdef Py_ssize_t index = negative
     cdef unsigned long long value = 0, digit
-    if index == size or not 48 <= text[index] <= 57:
-        return None
-    while index < size:
+    while index < size:  # a digit after the sign: the scan has read the value as JSON
         if not 48 <= text[index] <= 57:
             return None
         digit = text[index] - 48

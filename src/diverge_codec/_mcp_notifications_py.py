@@ -411,20 +411,24 @@ def framer_awaiting(awaiting: object) -> Container[object] | None:
     return awaiting
 
 
+def _with_id(line: bytes | bytearray | memoryview) -> dict[str, Any] | None:
+    """The line parsed, if it is a JSON object with an ``id`` member (a request or a response)."""
+    try:
+        message = _json.loads(line)
+    except ValueError:  # a caller's own splice may pass a line that is no JSON
+        return None
+    return message if type(message) is dict and "id" in message else None
+
+
 def framer_wanted(line: bytes, awaiting: Container[object]) -> bool:
     """Whether a line that is no notification goes back to the framer's caller: a request (an object
     with an ``id`` and a ``method``), or a response whose ``id`` is an integer ``awaiting`` holds (the
     last ``id`` member, as the parser keeps it). Anything else is counted ``ignored``."""
-    try:
-        message = _json.loads(line)
-    except ValueError:  # a caller's own splice may pass a line that is no JSON
+    message = _with_id(line)
+    if message is None:
         return False
-    if type(message) is not dict or "id" not in message:
-        return False
-    if "method" in message:
-        return True
     request_id = message["id"]
-    return type(request_id) is int and request_id in awaiting
+    return "method" in message or (type(request_id) is int and request_id in awaiting)
 
 
 def request_head(line: bytes) -> tuple[object, object] | None:
@@ -432,11 +436,8 @@ def request_head(line: bytes) -> tuple[object, object] | None:
     the parser reads them); None for any other line. What the relay answers a server's request by."""
     if not isinstance(line, (bytes, bytearray, memoryview)):  # both JSON backends: one refusal
         raise TypeError(f"request_head takes bytes, bytearray or memoryview, not {type(line).__name__}")
-    try:
-        message = _json.loads(line)
-    except ValueError:
-        return None
-    if type(message) is not dict or "id" not in message or "method" not in message:
+    message = _with_id(line)
+    if message is None or "method" not in message:
         return None
     return message["id"], message["method"]
 

@@ -276,6 +276,8 @@ class RelaySession:
         if count:
             self.report.seen += count
             self.outbox.offer_records(records, count, payload_bytes, largest)
+        if not others:
+            return b""
         replies: list[bytes] = []
         for line in others:  # the server's requests and the answers pending awaits: a few a session
             request = request_head(line)
@@ -283,7 +285,7 @@ class RelaySession:
                 replies.append(self._answer(*request))
             else:
                 self._response(line, replies)
-        return b"".join(replies) if replies else b""
+        return b"".join(replies)
 
     def _settle(self) -> None:
         """The framer's counts since the last call, into the report: its refusals were notifications the
