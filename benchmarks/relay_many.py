@@ -85,7 +85,7 @@ def _rss_kib(field: str) -> int:
 
 
 async def _relay_all(servers: int, replay: Path, every: int) -> dict:
-    from diverge_codec.relay_process import RelayOptions, ServerRelay
+    from diverge_codec.relay import RelayOptions, ServerRelay
 
     latencies = array("q")
     writers, relays = [], []
@@ -109,7 +109,7 @@ async def _relay_all(servers: int, replay: Path, every: int) -> dict:
 
 def measure_one(servers: int, replay: Path, every: int) -> dict:
     """One size, in this process (``--one``): the row."""
-    import diverge_codec.relay_process  # noqa: F401 - loaded before the baseline
+    import diverge_codec.relay  # noqa: F401 - loaded before the baseline
 
     baseline = _rss_kib("VmRSS")
     row = asyncio.run(_relay_all(servers, replay, every))

@@ -4,7 +4,7 @@ Two relays of the same lines, in one run: this library's (the envelope spliced o
 ``frame_notification``, never parsed) and the same relay written the obvious way,
 parsing each line with orjson and re-serializing the notification through ``encode``.
 ``per line`` times the relay's own work into a buffer; ``over a socket`` runs the
-relay (``relay_process``, as the example uses it) end to end, with ``cat`` of the
+relay (``diverge_codec.relay``, as the example uses it) end to end, with ``cat`` of the
 capture as its server and a consumer that counts records. Both report notifications per second in the ratio table.
 """
 
@@ -19,7 +19,7 @@ import orjson
 import pytest
 
 from diverge_codec import _bench, relay, stream
-from diverge_codec.relay_process import RelayOptions
+from diverge_codec.relay import RelayOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples" / "mcp_relay"))

@@ -24,7 +24,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from diverge_codec import _bench, relay, relay_session, stream
+from diverge_codec import _bench, stream
+from diverge_codec import relay
+from diverge_codec.relay import session as relay_session
 
 DATA = Path(__file__).with_name("data")
 FAMILIES = ("ts-sdk-everything", "ts-sdk", "mcp-v1", "mcp-v2", "fastmcp")
@@ -141,7 +143,7 @@ def reads(data: bytes, read: int = 1 << 18) -> list[bytes]:
 
 
 def relay_session_work(chunks: list[bytes]) -> list[bytes]:
-    """The relay's sans-IO path on a server's output, as ``relay_process`` drives it: each read received,
+    """The relay's sans-IO path on a server's output, as ``relay.stdio`` drives it: each read received,
     the outbox taken whole as the records of one write to the channel."""
     session = relay_session.RelaySession(outbox_bytes=1 << 30)
     session.start()

@@ -398,7 +398,7 @@ def _public_classes():
     import inspect
 
     names = ["diverge_codec", "diverge_codec.errors", "diverge_codec.sequence", "diverge_codec.proxy", "diverge_codec.stream",
-             "diverge_codec.relay", "diverge_codec._model"] + [f"diverge_codec._{m}_{c}" for m in ("tools_begin", "mcp_notifications", "sequence", "stream") for c in IMPLEMENTATIONS]
+             "diverge_codec.relay.outbox", "diverge_codec._model"] + [f"diverge_codec._{m}_{c}" for m in ("tools_begin", "mcp_notifications", "sequence", "stream") for c in IMPLEMENTATIONS]
     seen: dict[str, type] = {}
     for name in names:
         try:

@@ -1,4 +1,4 @@
-"""``_leftovers._children``: this process's children from its threads' ``children`` files, as a scan of ``/proc`` finds them."""
+"""``leftovers._children``: this process's children from its threads' ``children`` files, as a scan of ``/proc`` finds them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from diverge_codec import _leftovers
+from diverge_codec.relay import leftovers as _leftovers
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="no /proc: end_children scans nothing")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from diverge_codec import _json, relay
-from diverge_codec.relay_process import RelayOptions
+from diverge_codec.relay import RelayOptions
 from diverge_codec.sequence import State
 
 pytest.importorskip("mcp.server.mcpserver", reason="the [mcp] extra is not installed")

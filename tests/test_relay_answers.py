@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import load
-from diverge_codec import relay_session
-from diverge_codec.relay_session import RelaySession
+from diverge_codec.relay import session as relay_session
+from diverge_codec.relay.session import RelaySession
 
 AWAITING = {0, 1, 2, -1, 9223372036854775807, 18446744073709551615, -9223372036854775808}
 

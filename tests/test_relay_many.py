@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from diverge_codec import _json, stream
-from diverge_codec.relay_process import RelayOptions, ServerRelay, exit_status
+from diverge_codec.relay import RelayOptions, ServerRelay, exit_status
 from diverge_codec.sequence import McpNotificationsChecker, State
 
 SERVERS = Path(__file__).with_name("relay_servers.py")

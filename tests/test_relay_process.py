@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from diverge_codec.relay_process import open_writer
+from diverge_codec.relay import open_writer
 
 
 def test_a_write_to_a_pipe_whose_reader_has_gone_raises_at_once_and_after():

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from diverge_codec import relay_process
+from diverge_codec.relay import channel as relay_channel, stdio as relay_stdio
 from diverge_codec.cli import main
-from diverge_codec.relay_process import RelayUnsupported, ServerRelay, open_writer
+from diverge_codec.relay import RelayUnsupported, ServerRelay, open_writer
 from diverge_codec.sequence import State
 
 sys.path.insert(0, str(Path(__file__).with_name("peers")))
@@ -162,7 +162,7 @@ def test_every_line_is_accounted_for_blank_meaning_json_whitespace_only():
 def test_the_server_s_output_pipe_is_widened_to_read_more_per_turn():
     status, out, report = relay("--duration", "3", "--", *server("pipe-size"), timeout=ENDS_WITHIN)
     limit = int(Path("/proc/sys/fs/pipe-max-size").read_text())
-    assert status == 0 and [n["params"]["data"] for n in channel(out)[0]] == [min(relay_process.PIPE_BYTES, limit)]
+    assert status == 0 and [n["params"]["data"] for n in channel(out)[0]] == [min(relay_channel.PIPE_BYTES, limit)]
 
 
 @pytest.mark.parametrize("size, relayed", [(1000, 1), (1001, 0)])
@@ -221,7 +221,7 @@ def test_a_pipe_whose_reader_left_can_be_aborted_after_it_closed():
 
 
 def test_windows_is_refused_plainly(monkeypatch, capsys):
-    monkeypatch.setattr(relay_process.sys, "platform", "win32")
+    monkeypatch.setattr(relay_stdio.sys, "platform", "win32")
     with pytest.raises(RelayUnsupported, match=r"^the relay runs MCP servers on POSIX systems only \(Linux, macOS\); "
                                                r"the codec runs everywhere$"):
         ServerRelay(["x"], None)  # type: ignore[arg-type]

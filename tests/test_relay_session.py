@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from diverge_codec import _json, relay, stream
 from diverge_codec.errors import McpNotificationsNotificationParseError
-from diverge_codec.relay_session import (
+from diverge_codec.relay.session import (
     DEFAULT_MAX_LINE, PROTOCOL_VERSION, SUPPORTED_VERSIONS, Phase, RelaySession,
 )
 from diverge_codec.sequence import McpNotificationsChecker, State, check

@@ -1,4 +1,4 @@
-"""relay_sse.EventParser (server-sent events as bytes) and RelaySession.receive_messages (whole messages)."""
+"""relay.eventstream.EventParser (server-sent events as bytes) and RelaySession.receive_messages (whole messages)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from diverge_codec.relay_session import RelaySession
-from diverge_codec.relay_sse import Event, EventParser
+from diverge_codec.relay.session import RelaySession
+from diverge_codec.relay.eventstream import Event, EventParser
 
 STREAM = (b"\xef\xbb\xbf: a comment\r\nretry: 1500\r\nid: 1\r\ndata: {\"a\":1}\r\n\r\n"
           b"event: other\nid: 2\ndata:x\ndata:  y\n\n"

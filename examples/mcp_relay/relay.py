@@ -1,7 +1,7 @@
 """The relay: an MCP server's notifications onto a mcp-notifications channel over a socket.
 
 A proxy starts the container's MCP server and relays what it sends with
-``diverge_codec.relay_process``: the handshake, the tool calls it is given, every
+``diverge_codec.relay``: the handshake, the tool calls it is given, every
 notification framed for the channel (see ``diverge_codec.relay``), the shutdown. The
 channel here is a loopback socket to ``consumer.py``; closing it is the finish.
 
@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from diverge_codec.relay_process import RelayOptions, relay
+from diverge_codec.relay import RelayOptions, relay
 
 SERVER = Path(__file__).with_name("server.py")
 

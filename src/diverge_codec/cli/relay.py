@@ -1,6 +1,6 @@
 """``diverge-codec relay -- COMMAND [ARG...]`` or ``relay --url URL``: relay an MCP server's notifications as a channel.
 
-A thin layer over ``diverge_codec.relay_process``: the options are ``RelayOptions``'
+A thin layer over ``diverge_codec.relay``: the options are ``RelayOptions``'
 fields, the output is the mcp-notifications channel as stream records (stdout, or
 ``--out``), and the report is one JSON line on stderr. Exit status: 0 the server ended
 on its own with 0 or was shut down on request (a signal, ``--duration``,
@@ -9,9 +9,9 @@ usage or a command that cannot start.
 
 On Linux the command makes itself a child subreaper, so whatever the server starts is its
 descendant until the end, even a daemon that left the server's process group and cleared
-its environment; at the end every such process is killed and reaped (``_leftovers``).
+its environment; at the end every such process is killed and reaped (``relay.leftovers``).
 A command is POSIX only: on Windows the command refuses, exit 2. ``--url`` relays a remote
-server over Streamable HTTP (``relay_http``, the ``[http]`` extra) on any system.
+server over Streamable HTTP (``relay.streamable_http``, the ``[http]`` extra) on any system.
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _json
 from .._collector import paused_collector
-from ..relay_session import (
+from ..relay.session import (
     DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, PROTOCOL_VERSION, SUPPORTED_VERSIONS,
     RelayReport,
 )
 from ._safe import UsageError, create_private
 
 if TYPE_CHECKING:
-    from ..relay_process import ChannelRelay, RelayOptions
+    from ..relay.channel import ChannelRelay, RelayOptions
 
 
 def parse_call(text: str, option: str = "--call") -> tuple[str, dict[str, Any]]:
@@ -65,24 +65,24 @@ def _positive(kind: type) -> Any:
 
 
 def _driver(tls: bool) -> ModuleType:
-    """``relay_process`` and asyncio; for pipes, asyncio without ``ssl`` (a tenth of start-up, OpenSSL's set-up),
+    """The relay's stdio driver and asyncio; for pipes, asyncio without ``ssl`` (a tenth of start-up, OpenSSL's set-up),
     hidden while asyncio loads and then put back: a later ``import ssl`` works, only asyncio's TLS stays off."""
     hide = not tls and "asyncio" not in sys.modules and "ssl" not in sys.modules
     with paused_collector():
         if hide:
             sys.modules["ssl"] = None  # type: ignore[assignment]  # None in sys.modules: "import ssl" raises ImportError
         try:
-            from .. import relay_process
+            from ..relay import stdio
         finally:
             if hide:
                 del sys.modules["ssl"]
-    return relay_process
+    return stdio
 
 
 def _options(args: argparse.Namespace) -> RelayOptions:
     import subprocess
 
-    from ..relay_process import RelayOptions
+    from ..relay.channel import RelayOptions
 
     return RelayOptions(
         calls=[parse_call(text) for text in args.call],
@@ -92,8 +92,9 @@ def _options(args: argparse.Namespace) -> RelayOptions:
 
 
 async def _run(command: list[str], out_fd: int, options: RelayOptions) -> tuple[dict[str, Any], int]:
-    from .. import _leftovers
-    from ..relay_process import ServerRelay, exit_status, open_writer
+    from ..relay import leftovers as _leftovers
+    from ..relay.channel import exit_status, open_writer
+    from ..relay.stdio import ServerRelay
 
     writer = await open_writer(out_fd)
     relay = ServerRelay(command, writer, options)
@@ -108,8 +109,8 @@ async def _run(command: list[str], out_fd: int, options: RelayOptions) -> tuple[
 
 
 async def _run_http(url: str, headers: list[tuple[str, str]], out_fd: int, options: RelayOptions) -> tuple[dict[str, Any], int]:
-    from ..relay_http import HttpRelay  # only here: a stdio relay does not import the HTTP client
-    from ..relay_process import exit_status, open_writer
+    from ..relay.streamable_http import HttpRelay  # only here: a stdio relay does not import the HTTP client
+    from ..relay.channel import exit_status, open_writer
 
     report = await _until_signalled(HttpRelay(url, await open_writer(out_fd), options, headers))
     return report.as_dict(), exit_status(report)
@@ -137,7 +138,7 @@ async def _until_signalled(relay: ChannelRelay) -> RelayReport:
 
 def _http_target(args: argparse.Namespace, command: list[str]) -> tuple[str, list[tuple[str, str]]]:
     """The URL and headers of ``--url``, checked before anything starts (exit 2 on bad usage)."""
-    from ..relay_http import check_url, load_httpx, parse_header
+    from ..relay.streamable_http import check_url, load_httpx, parse_header
 
     if command:
         raise UsageError("relay takes --url or a command after '--', not both")
@@ -188,7 +189,7 @@ def cmd_relay(args: argparse.Namespace) -> int:
     driver = _driver(tls=args.url is not None)
     import asyncio
 
-    from .. import _leftovers
+    from ..relay import leftovers as _leftovers
 
     options = _options(args)
     out_fd = os.dup(sys.stdout.fileno()) if args.out in (None, "-") else create_private(args.out)

@@ -28,7 +28,7 @@ in bytes, and answers to the server's own requests (``ping``) are dropped and co
 (``requests_unanswered``) while the driver says the server is not reading its stdin
 (``server_reading``), so a server that floods requests and reads nothing grows nothing.
 
-No I/O here: ``relay_process`` drives this from asyncio; a test drives it from a list.
+No I/O here: ``stdio`` and ``streamable_http`` drive this from asyncio; a test drives it from a list.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _mcp_notifications_py, mcp_notifications, stream
-from ._implementation import IMPLEMENTATION
-from ._json import dumps, loads
-from .relay import MAX_RECORD_BYTES, Outbox, unreachable_frame
+from .. import _mcp_notifications_py, mcp_notifications, stream
+from .._implementation import IMPLEMENTATION
+from .._json import dumps, loads
+from .outbox import MAX_RECORD_BYTES, Outbox, unreachable_frame
 
 PROTOCOL_VERSION = "2025-11-25"
 """The MCP revision the relay offers in ``initialize``."""
@@ -113,7 +113,7 @@ class RelayReport:
     ignored: int = 0
     """Lines that were neither a notification nor an awaited response: stray responses, text."""
     server: dict[str, Any] = field(default_factory=dict)
-    """How the server ended: filled in by the driver (``relay_process``)."""
+    """How the server ended: filled in by the driver (``stdio``, ``streamable_http``)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -365,9 +365,9 @@ class RelaySession:
 
 
 if IMPLEMENTATION == "python":
-    from ._mcp_notifications_py import request_head
+    from .._mcp_notifications_py import request_head
 else:  # the scan finds the id and the method; the parser reads those alone (tests/test_relay_answers.py)
-    from ._mcp_notifications_c import request_head
+    from .._mcp_notifications_c import request_head
 
 
 def _framer(frame: Callable[[bytes], bytes | None], max_line: int, record_limit: int,

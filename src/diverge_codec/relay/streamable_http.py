@@ -26,7 +26,7 @@ appears in the report or an error: either may hold a credential.
 
 HTTP is httpx2 (the ``[http]`` extra): the client the MCP Python SDK 2.x uses, so one HTTP
 stack serves both in one process; it streams bodies as bytes (the events are parsed here,
-as bytes, by ``relay_sse``) and runs on asyncio.
+as bytes, by ``eventstream``) and runs on asyncio.
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from ._json import loads
-from .relay_process import ChannelRelay, ChannelWriter, RelayOptions, _first
-from .relay_session import RelayReport
-from .relay_sse import EventParser
+from .._json import loads
+from .channel import ChannelRelay, ChannelWriter, RelayOptions, _first
+from .eventstream import EventParser
+from .session import RelayReport
 
 __all__ = ["HttpRelay", "check_url", "load_httpx", "parse_header"]
 

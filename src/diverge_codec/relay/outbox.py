@@ -20,8 +20,8 @@ from collections import deque
 from types import ModuleType
 from typing import Any
 
-from . import mcp_notifications, stream
-from ._model import ErrorData
+from .. import mcp_notifications, stream
+from .._model import ErrorData
 
 _PREFIX = 4  # the stream envelope's length, before each payload in a record
 MAX_RECORD_BYTES = 0xFFFFFFFF

@@ -1,0 +1,60 @@
+"""The relay: an MCP server's notifications onto a mcp-notifications channel.
+
+One sans-IO session, several transport drivers side by side over it:
+
+- ``outbox``: ``relay_frame`` (a server message to a channel payload) and the ``Outbox``
+  (bounded in bytes, drops and counts);
+- ``session``: ``RelaySession``, the MCP client side of one session (handshake, calls, which
+  message is what, the report), no I/O;
+- ``eventstream``: server-sent events as bytes (the HTTP transports' bodies), no I/O;
+- ``channel``: what every driver shares (the channel's writers, ``RelayOptions``, the pump);
+- ``stdio``: ``ServerRelay``, a server run as a child process;
+- ``streamable_http``: ``HttpRelay``, a remote server over Streamable HTTP (the ``[http]`` extra);
+- ``leftovers``: what a stdio server leaves behind, found and ended.
+
+The public names below are importable from here; each module loads on first use, so a
+codec user or a stdio relay never imports the HTTP client or ``ssl``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__all__ = [
+    "ChannelRelay", "ChannelWriter", "EventParser", "FileWriter", "HttpRelay", "MAX_RECORD_BYTES", "Outbox", "PipeWriter",
+    "RelayOptions", "RelayReport", "RelaySession", "RelayUnsupported", "ServerRelay", "UNREACHABLE_CODE", "exit_status",
+    "notification_json", "open_writer", "relay", "relay_frame", "unreachable_frame",
+]
+
+_HOMES = {
+    "MAX_RECORD_BYTES": "outbox", "UNREACHABLE_CODE": "outbox", "Outbox": "outbox", "notification_json": "outbox",
+    "relay_frame": "outbox", "unreachable_frame": "outbox",
+    "RelayReport": "session", "RelaySession": "session",
+    "EventParser": "eventstream",
+    "ChannelRelay": "channel", "ChannelWriter": "channel", "FileWriter": "channel", "PipeWriter": "channel",
+    "RelayOptions": "channel", "exit_status": "channel", "open_writer": "channel",
+    "RelayUnsupported": "stdio", "ServerRelay": "stdio", "relay": "stdio",
+    "HttpRelay": "streamable_http",
+}
+
+if TYPE_CHECKING:
+    from .channel import ChannelRelay, ChannelWriter, FileWriter, PipeWriter, RelayOptions, exit_status, open_writer
+    from .eventstream import EventParser
+    from .outbox import MAX_RECORD_BYTES, UNREACHABLE_CODE, Outbox, notification_json, relay_frame, unreachable_frame
+    from .session import RelayReport, RelaySession
+    from .stdio import RelayUnsupported, ServerRelay, relay
+    from .streamable_http import HttpRelay
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
