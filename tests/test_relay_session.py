@@ -349,3 +349,20 @@ def test_a_chunk_of_lines_is_read_as_the_same_lines_one_by_one(mn, messages):
     assert replies == b"".join(single.receive(message) for _, message in messages)
     assert whole.outbox.take(1 << 20) == single.outbox.take(1 << 20)
     assert whole.finish_report().as_dict() == single.finish_report().as_dict()
+
+
+def test_on_answer_hears_each_request_s_label_and_answer_and_a_timeout_as_none():
+    clock = [0.0]
+    heard: list[tuple[str, object]] = []
+    session = RelaySession([("echo", {"x": 1}), ("slow", {})], requests=[("tools/list", {})],
+                           request_timeout=5.0, clock=lambda: clock[0])
+    session.on_answer = lambda label, message: heard.append((label, message))
+    session.start()
+    session.receive(_answer())
+    error = {"jsonrpc": "2.0", "id": 2, "error": {"code": -32602, "message": "Unknown tool"}}
+    session.receive(_line({"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}) + _line(error))
+    clock[0] = 6.0
+    session.expire()
+    assert heard == [("tools/list", {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}),
+                     ("tools/call echo", error), ("tools/call slow", None)]
+    assert session.report.calls_failed == 2 and session.report.calls_timed_out == 1

@@ -185,6 +185,11 @@ class RelaySession:
         self.phase: Phase = Phase.INITIALIZING
         self.shutdown_reason: str | None = None
         self.ended: bool = False
+        self.on_answer: Callable[[str, dict[str, Any] | None], None] | None = None
+        """Called for each of the relay's requests after the handshake when it ends: its label (the method, or
+        ``tools/call NAME``) and the server's answer, or None when it timed out. For a caller that reports failures
+        or shows answers on request (the CLI); the session itself keeps no answer."""
+        self._labels: dict[int, str] = {}
 
     def start(self) -> bytes:
         """The ``initialize`` request, the first thing to write to the server."""
@@ -257,6 +262,7 @@ class RelaySession:
                 continue
             self.report.calls_failed += 1
             self.report.calls_timed_out += 1
+            self._answered(request_id, None)
             cancellations.append(_message({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
                 "requestId": request_id, "reason": f"no answer within {self.request_timeout:g} s"}}))
         self._maybe_done()
@@ -319,6 +325,7 @@ class RelaySession:
         else:
             self.report.calls_answered += 1
             self.report.calls_failed += "error" in message or (method == "tools/call" and _is_error_result(message))
+            self._answered(request_id, message)
         self._maybe_done()
 
     def _maybe_done(self) -> None:
@@ -344,11 +351,19 @@ class RelaySession:
         made += [("tools/call", {"name": name, "arguments": arguments}) for name, arguments in self.calls]
         for request_id, (method, params) in enumerate(made, start=INITIALIZE_ID + 1):
             if method == "tools/call":
+                self._labels[request_id] = f"tools/call {params['name']}"
                 params = {**params, "_meta": {"progressToken": f"call-{request_id}"}}
+            else:
+                self._labels[request_id] = method
             requests.append(_message({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
             self._await(request_id, method)
         self.report.calls_sent = len(made)
         return b"".join(requests)
+
+    def _answered(self, request_id: int, message: dict[str, Any] | None) -> None:
+        label = self._labels.pop(request_id, "")
+        if self.on_answer is not None:
+            self.on_answer(label, message)
 
     def _answer(self, request_id: Any, method: Any) -> bytes:
         if not self.server_reading:  # its stdin is backed up: an answer would only pile up here
