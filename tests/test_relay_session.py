@@ -366,3 +366,35 @@ def test_on_answer_hears_each_request_s_label_and_answer_and_a_timeout_as_none()
     assert heard == [("tools/list", {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}),
                      ("tools/call echo", error), ("tools/call slow", None)]
     assert session.report.calls_failed == 2 and session.report.calls_timed_out == 1
+
+
+def test_restart_gives_up_calls_in_flight_and_initializes_again_then_sends_only_the_requests():
+    heard: list[tuple[str, object]] = []
+    session = RelaySession([("echo", {}), ("slow", {})], requests=[("logging/setLevel", {"level": "debug"})],
+                           until_answered=True)
+    session.on_answer = lambda label, message: heard.append((label, message))
+    session.start()
+    session.receive(_answer())
+    session.receive(_line({"jsonrpc": "2.0", "id": 2, "result": {"content": []}}) + _log("before"))
+    again = _json.loads(session.restart())
+    assert again["method"] == "initialize" and again["id"] == 4 and session.phase is Phase.INITIALIZING
+    assert heard == [("tools/call echo", {"jsonrpc": "2.0", "id": 2, "result": {"content": []}}),
+                     ("logging/setLevel", None), ("tools/call slow", None)]
+    assert session.report.calls_failed == 2 and session.shutdown_reason is None
+    session.receive(_answer(request_id=0))  # the old session's answer to initialize: no longer awaited
+    assert session.phase is Phase.INITIALIZING and session.report.ignored == 1
+    reply = session.receive(_answer(request_id=4))
+    assert [_json.loads(line) for line in reply.splitlines()] == [
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 5, "method": "logging/setLevel", "params": {"level": "debug"}}]
+    assert session.report.calls_sent == 4 and session.shutdown_reason is None
+    session.receive(_line({"jsonrpc": "2.0", "id": 5, "result": {}}) + _log("after"))
+    assert session.shutdown_reason == "until-answered"
+    assert session.report.calls_answered == 2 and session.report.relayed == 0 and session.report.seen == 2
+    assert [_json.loads(payload[1:])["params"]["data"] for payload in _sent(session)] == ["before", "after"]
+
+
+def test_restart_after_the_end_does_nothing():
+    session = RelaySession()
+    session.end_of_output()
+    assert session.restart() == b"" and session.phase is Phase.INITIALIZING

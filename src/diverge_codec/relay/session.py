@@ -190,12 +190,15 @@ class RelaySession:
         ``tools/call NAME``) and the server's answer, or None when it timed out. For a caller that reports failures
         or shows answers on request (the CLI); the session itself keeps no answer."""
         self._labels: dict[int, str] = {}
+        self._initialize_id = INITIALIZE_ID
+        self._next_id = INITIALIZE_ID + 1
+        self._restarted = False
 
     def start(self) -> bytes:
         """The ``initialize`` request, the first thing to write to the server."""
-        if INITIALIZE_ID in self.pending:
-            self._await(INITIALIZE_ID, "initialize")
-        return _message({"jsonrpc": "2.0", "id": INITIALIZE_ID, "method": "initialize", "params": {
+        if self._initialize_id in self.pending:
+            self._await(self._initialize_id, "initialize")
+        return _message({"jsonrpc": "2.0", "id": self._initialize_id, "method": "initialize", "params": {
             "protocolVersion": self.protocol_version, "capabilities": {}, "clientInfo": CLIENT_INFO}})
 
     def receive(self, data: bytes) -> bytes:
@@ -237,6 +240,25 @@ class RelaySession:
         if not self.report.unreachable:  # else the one payload is the Error frame
             self.report.dropped["backpressure"] += count
 
+    def restart(self) -> bytes:
+        """The server lost the session (it forgot it, or restarted): begin a new one, as MCP asks of a client.
+
+        Every request in flight is given up, counted failed and never sent again (a tool call may have
+        run); ``initialize`` is sent again (the bytes returned, under a new id), then ``requests`` again
+        once it is answered, not the calls. The outbox, the counts and the framer go on."""
+        if self.ended:
+            return b""
+        for request_id in [request_id for request_id in self.pending if request_id != self._initialize_id]:
+            del self.pending[request_id]
+            self.report.calls_failed += 1
+            self._answered(request_id, None)
+        self.pending.clear()
+        self._initialize_id, self._next_id = self._next_id, self._next_id + 1
+        self.pending[self._initialize_id] = ("initialize", float("inf"))
+        self.phase = Phase.INITIALIZING
+        self._restarted = True
+        return self.start()
+
     def next_deadline(self) -> float | None:
         """When the oldest unanswered request times out, on ``clock``; None if none can."""
         if not self.pending or self.request_timeout is None or self.ended:
@@ -256,7 +278,7 @@ class RelaySession:
         cancellations: list[bytes] = []
         for request_id in expired:
             del self.pending[request_id]
-            if request_id == INITIALIZE_ID:
+            if request_id == self._initialize_id:
                 self.phase = Phase.FAILED
                 self._want_shutdown("initialize timed out")
                 continue
@@ -320,7 +342,7 @@ class RelaySession:
             self.report.ignored += 1
             return
         method, _ = self.pending.pop(request_id)
-        if request_id == INITIALIZE_ID:
+        if request_id == self._initialize_id:
             replies.append(self._initialized(message))
         else:
             self.report.calls_answered += 1
@@ -348,8 +370,9 @@ class RelaySession:
         self.phase = Phase.READY
         requests = [_message({"jsonrpc": "2.0", "method": "notifications/initialized"})]
         made = [(method, params) for method, params in self.requests]
-        made += [("tools/call", {"name": name, "arguments": arguments}) for name, arguments in self.calls]
-        for request_id, (method, params) in enumerate(made, start=INITIALIZE_ID + 1):
+        if not self._restarted:  # a call is made once: one in flight when a session was lost failed then
+            made += [("tools/call", {"name": name, "arguments": arguments}) for name, arguments in self.calls]
+        for request_id, (method, params) in enumerate(made, start=self._next_id):
             if method == "tools/call":
                 self._labels[request_id] = f"tools/call {params['name']}"
                 params = {**params, "_meta": {"progressToken": f"call-{request_id}"}}
@@ -357,7 +380,8 @@ class RelaySession:
                 self._labels[request_id] = method
             requests.append(_message({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
             self._await(request_id, method)
-        self.report.calls_sent = len(made)
+        self._next_id += len(made)
+        self.report.calls_sent += len(made)
         return b"".join(requests)
 
     def _answered(self, request_id: int, message: dict[str, Any] | None) -> None:
