@@ -69,7 +69,7 @@ def test_a_server_relayed_through_its_handshake_and_calls(pure):
         "seen": 9, "relayed": 9, "dropped": {"backpressure": 0, "invalid": 0, "too_large": 0},
         "calls": {"sent": 2, "answered": 2, "failed": 0, "timed_out": 0}, "protocol_version": "2025-11-25",
         "unreachable": False, "requests_answered": 0, "requests_unanswered": 0, "ignored": 0, "exit_status": 0,
-        "server": {**report["server"], "started": True, "ended_by": "stdin closed", "shutdown": "until-answered",
+        "channel": {"unsent": 0, "cut": False}, "server": {**report["server"], "started": True, "ended_by": "stdin closed", "shutdown": "until-answered",
                    "exit_status": 0, "signal": None, "leftovers": 0},
     }
 

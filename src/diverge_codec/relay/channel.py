@@ -12,6 +12,7 @@ from one ``session.RelaySession``'s outbox; a transport driver (``stdio.ServerRe
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
 import stat
 import sys
@@ -28,6 +29,8 @@ from .session import (
 __all__ = [
     "ChannelRelay", "ChannelWriter", "FileWriter", "PipeWriter", "RelayOptions", "exit_status", "open_writer",
 ]
+
+_PREFIX = 4  # a record's length, before its payload (``stream``)
 
 REQUESTED = ("duration", "until-answered", "requested", "channel closed")
 """Shutdown reasons that are a request (and ``signal NAME``): the relay did what it was asked, exit status 0."""
@@ -61,62 +64,166 @@ class FileWriter:
         return None
 
 
-class _PipeFlow(asyncio.Protocol):
-    """Flow control for a write pipe: paused while the transport's buffer is over its high-water mark."""
-
-    def __init__(self) -> None:
-        loop = asyncio.get_running_loop()
-        self.resumed: asyncio.Event = asyncio.Event()
-        self.resumed.set()
-        self.closed: asyncio.Future[None] = loop.create_future()
-        self.failure: BaseException | None = None
-
-    def pause_writing(self) -> None:
-        self.resumed.clear()
-
-    def resume_writing(self) -> None:
-        self.resumed.set()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.failure = exc or BrokenPipeError("the channel's reader has gone")
-        self.resumed.set()
-        if not self.closed.done():
-            self.closed.set_result(None)
-
-
 class PipeWriter:
-    """A ``ChannelWriter`` over a pipe, socket or terminal, through the event loop."""
+    """A ``ChannelWriter`` over a pipe, socket or terminal: non-blocking writes through the event loop.
 
-    def __init__(self, transport: asyncio.WriteTransport, flow: _PipeFlow) -> None:
-        self.transport: asyncio.WriteTransport = transport
-        self._flow = flow
+    It keeps its own buffer of the records not yet written, so that the relay's end never
+    cuts one: ``trim`` forgets every record not yet begun, keeping the rest of the one being
+    written, and ``abort`` says how many records never reached the reader. ``closed`` is done
+    when the descriptor is closed: by ``close`` once the buffer is written, by ``abort``, or by
+    the reader going away (watched for on pipes and sockets even while nothing is written).
+    """
+
+    HIGH_WATER = 64 * 1024
+    """Buffered bytes past which ``drain`` waits (asyncio's pipe transport's default too)."""
+    LOW_WATER = 16 * 1024
+
+    def __init__(self, fd: int, *, watch_reader: bool) -> None:
+        self.fd: int = fd
+        self._loop = asyncio.get_running_loop()
+        os.set_blocking(fd, False)
+        self._blocks: collections.deque[bytes] = collections.deque()
+        self._head = 0  # bytes of the first block already written
+        self._buffered = 0
+        self._drained = asyncio.Event()
+        self._drained.set()
+        self._closing = False
+        self.closed: asyncio.Future[None] = self._loop.create_future()
+        self.failure: BaseException | None = None
+        self.cut: bool = False
+        """The channel ended inside a record: the reader left mid-record, or one was abandoned half written."""
+        self._watching = watch_reader
+        if watch_reader:  # the write end of a pipe or socket turns readable (an error) when its reader leaves
+            self._loop.add_reader(fd, self._reader_left)
 
     def write(self, data: bytes) -> None:
-        # is_closing(): a failed write closes the transport at once but tells the protocol a turn
-        # of the loop later; asyncio drops a write in between, and the failed one, without a word.
-        if self._flow.closed.done() or self.transport.is_closing():
-            raise self._flow.failure or BrokenPipeError("the channel is closed")
-        self.transport.write(data)
-        if self.transport.is_closing():
-            raise BrokenPipeError("the channel's reader has gone")
+        if self.closed.done() or self._closing:
+            raise self.failure or BrokenPipeError("the channel is closed")
+        if not data:
+            return
+        if self._blocks:
+            self._blocks.append(data)
+            self._buffered += len(data)
+        else:
+            try:
+                written = os.write(self.fd, data)
+            except BlockingIOError:
+                written = 0
+            except OSError as error:  # the caller counts ``data`` lost
+                self._fail(error)
+                raise
+            if written == len(data):
+                return
+            self._blocks.append(data)
+            self._head, self._buffered = written, len(data) - written
+            self._loop.add_writer(self.fd, self._writable)
+        if self._buffered > self.HIGH_WATER:
+            self._drained.clear()
 
     async def drain(self) -> None:
-        await self._flow.resumed.wait()
-        if self._flow.closed.done() and self._flow.failure is not None and not self.transport.is_closing():
-            raise self._flow.failure
+        await self._drained.wait()
+        if self.failure is not None:
+            raise self.failure
 
     def close(self) -> None:
-        self.transport.close()
+        """Close once everything buffered is written (``closed`` tells when)."""
+        self._closing = True
+        if not self._blocks and not self.closed.done():
+            self._close_fd()
 
-    def abort(self) -> None:
-        """Drop what is buffered and close, unless the reader's departure closed the pipe already
-        (asyncio's pipe transport fails on a second close: its loop is gone by then)."""
-        if not self._flow.closed.done():
-            self.transport.abort()
+    def trim(self) -> int:
+        """Forget every record not yet begun: how many. What stays is the rest of the record being written."""
+        if not self._blocks:
+            return 0
+        first = self._blocks[0]
+        end = 0
+        while end < self._head:  # the end of the record the writes stopped inside (or at)
+            end += _PREFIX + int.from_bytes(first[end:end + _PREFIX], "big")
+        forgotten = _count_records(first[end:]) + sum(map(_count_records, list(self._blocks)[1:]))
+        self._blocks.clear()
+        if end > self._head:
+            self._blocks.append(first[:end])
+        self._buffered = end - self._head if self._blocks else 0
+        if not self._blocks:
+            self._head = 0
+            self._finish_writing()
+        return forgotten
+
+    def abort(self) -> int:
+        """Drop what is buffered and close now: how many records never reached the reader whole."""
+        lost = self._forget()
+        if not self.closed.done():
+            self._close_fd()
+        return lost
 
     async def wait_closed(self) -> None:
-        """Until the pipe is closed: by ``close``, or by its reader going away (what the relay watches for)."""
-        await asyncio.shield(self._flow.closed)  # a watcher cancelled must not cancel the pipe's own future
+        """Until the descriptor is closed: by ``close``, ``abort``, or its reader going away."""
+        await asyncio.shield(self.closed)  # a watcher cancelled must not cancel the writer's own future
+
+    def _writable(self) -> None:
+        blocks = self._blocks
+        while blocks:
+            first = blocks[0]
+            try:
+                written = os.write(self.fd, memoryview(first)[self._head:])
+            except BlockingIOError:
+                return
+            except OSError as error:
+                self._fail(error)
+                return
+            self._head += written
+            self._buffered -= written
+            if self._head < len(first):
+                return
+            blocks.popleft()
+            self._head = 0
+        self._finish_writing()
+
+    def _finish_writing(self) -> None:
+        """The buffer is empty: stop watching for room, wake ``drain``, close if asked."""
+        self._loop.remove_writer(self.fd)
+        self._drained.set()
+        if self._closing and not self.closed.done():
+            self._close_fd()
+
+    def _reader_left(self) -> None:
+        self._fail(BrokenPipeError("the channel's reader has gone"))
+
+    def _fail(self, error: BaseException) -> None:
+        """The reader is gone: nothing more can be written (the buffer's records are counted by ``abort``)."""
+        if self.failure is None:
+            self.failure = error
+        self._loop.remove_writer(self.fd)
+        self._drained.set()
+        if not self.closed.done():
+            self._close_fd()
+
+    def _forget(self) -> int:
+        lost = sum(map(_count_records, self._blocks))
+        if self._head:
+            self.cut = True
+        self._blocks.clear()
+        self._head = self._buffered = 0
+        return lost
+
+    def _close_fd(self) -> None:
+        if self._watching:
+            self._loop.remove_reader(self.fd)
+        self._loop.remove_writer(self.fd)
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+        self.closed.set_result(None)
+
+
+def _count_records(records: bytes) -> int:
+    """How many records a block of whole records holds (only at the end: never on the hot path)."""
+    count = at = 0
+    while at < len(records):
+        at += _PREFIX + int.from_bytes(records[at:at + _PREFIX], "big")
+        count += 1
+    return count
 
 
 async def open_writer(fd: int) -> ChannelWriter:
@@ -130,8 +237,7 @@ async def open_writer(fd: int) -> ChannelWriter:
         return FileWriter(os.fdopen(fd, "wb"))
     if stat.S_ISFIFO(mode):
         _widen_pipe(fd)
-    transport, flow = await asyncio.get_running_loop().connect_write_pipe(_PipeFlow, os.fdopen(fd, "wb", buffering=0))
-    return PipeWriter(transport, flow)
+    return PipeWriter(fd, watch_reader=stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode))
 
 
 @dataclass(frozen=True)
@@ -232,8 +338,8 @@ class ChannelRelay:
     def _watch_channel(self) -> asyncio.Task[None] | None:
         """A pipe or socket whose reader goes away closes at once, even while nothing is written:
         the relay ends then, not at its next write (a quiet server may never write again)."""
-        if getattr(self.writer, "transport", None) is None:  # a file: its reader cannot go away
-            return None
+        if not isinstance(self.writer, PipeWriter) and getattr(self.writer, "transport", None) is None:
+            return None  # a file: its reader cannot go away
 
         async def watch() -> None:
             try:
@@ -261,9 +367,11 @@ class ChannelRelay:
         return True
 
     def _channel_gone(self) -> None:
-        """The consumer went away: nobody to relay to."""
+        """The consumer went away: nobody to relay to. What the writer still held never reached it."""
         self._channel_open = False
         self.session.abandon()
+        if isinstance(self.writer, PipeWriter):
+            self.session.unsent(self.writer.abort())
         self.shutdown("channel closed")
 
     async def _pump(self) -> None:
@@ -286,7 +394,8 @@ class ChannelRelay:
                 return
 
     async def _close_channel(self, pump: asyncio.Task[None]) -> None:
-        """Let the pump hand over what is queued (``grace`` at most for a stuck consumer), then finish."""
+        """Let the pump hand over what is queued (``grace`` at most for a stuck consumer), then finish the
+        channel on a record boundary: what the consumer never took is counted, never cut."""
         self._closing = True
         self._ready.set()
         if not pump.done() and not self._hurry.is_set():
@@ -296,11 +405,30 @@ class ChannelRelay:
             pump.cancel()
         if self.session.outbox:  # what the channel never took: a stuck or a departed consumer
             self.session.abandon()
-        transport = getattr(self.writer, "transport", None)
+        writer = self.writer
+        if isinstance(writer, PipeWriter):
+            await self._finish_pipe(writer, stuck)
+            return
+        transport = getattr(writer, "transport", None)
         if stuck and transport is not None:
-            getattr(self.writer, "abort", transport.abort)()
+            getattr(writer, "abort", transport.abort)()
             return
         await self._finish_writer()
+
+    async def _finish_pipe(self, writer: PipeWriter, stuck: bool) -> None:
+        """Close once written; a consumer that does not take it in ``grace`` loses the records not yet begun
+        (counted), and gets ``grace`` more for the rest of the one begun; only then is the channel cut."""
+        writer.close()
+        if stuck or not await self._within_grace(writer.closed):
+            self.session.unsent(writer.trim())
+            if not await self._within_grace(writer.closed):
+                self.session.unsent(writer.abort())
+        self.report.channel_cut = writer.cut
+
+    async def _within_grace(self, done: asyncio.Future[None]) -> bool:
+        if not done.done() and not self._hurry.is_set():
+            await _first(asyncio.shield(done), asyncio.sleep(self.options.grace), self._hurry.wait())
+        return done.done()
 
     async def _finish_writer(self) -> None:
         try:

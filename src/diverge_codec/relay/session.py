@@ -112,6 +112,12 @@ class RelayReport:
     answers cannot pile up in the relay's memory."""
     ignored: int = 0
     """Lines that were neither a notification nor an awaited response: stray responses, text."""
+    unsent: int = 0
+    """Notifications handed to the channel's writer that the consumer never took before the relay ended
+    (a stuck consumer at the end, or one that left): in ``dropped["backpressure"]``, not in ``relayed``."""
+    channel_cut: bool = False
+    """The channel ended inside a record: the consumer left mid-record, or took nothing of the rest of one
+    for ``grace`` seconds at the end."""
     server: dict[str, Any] = field(default_factory=dict)
     """How the server ended: filled in by the driver (``stdio``, ``streamable_http``)."""
 
@@ -122,7 +128,8 @@ class RelayReport:
                       "timed_out": self.calls_timed_out},
             "protocol_version": self.protocol_version, "unreachable": self.unreachable,
             "requests_answered": self.requests_answered, "requests_unanswered": self.requests_unanswered,
-            "ignored": self.ignored, "server": dict(self.server),
+            "ignored": self.ignored, "channel": {"unsent": self.unsent, "cut": self.channel_cut},
+            "server": dict(self.server),
         }
 
 
@@ -258,6 +265,13 @@ class RelaySession:
         self.phase = Phase.INITIALIZING
         self._restarted = True
         return self.start()
+
+    def unsent(self, count: int) -> None:
+        """``count`` payloads handed to the channel's writer never reached the consumer (the relay ended first)."""
+        if count and not self.report.unreachable:
+            self.report.relayed -= count
+            self.report.dropped["backpressure"] += count
+            self.report.unsent += count
 
     def next_deadline(self) -> float | None:
         """When the oldest unanswered request times out, on ``clock``; None if none can."""
