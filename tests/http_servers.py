@@ -13,6 +13,27 @@ per line, latin-1 of the bytes), so a test compares the channel with the exact b
   ``Last-Event-ID`` resumes it with the rest and the answer. GET without it: 405.
 - ``drop-no-ids``: the same stream without event ids (it cannot be resumed).
 - ``flood:COUNT``: a call's stream carries COUNT log notifications (not logged), then the answer.
+
+Hostile and restarting ones (the relay must stay bounded, end in bounded time, start new sessions):
+
+- ``restart``: ``initialize``'s stream carries a log line ("before"); once ``notifications/initialized`` is
+  accepted the server "restarts" (a new session id): every request with the old one gets server-everything's
+  400 ("No valid session ID provided"). In the new session a request other than a call is answered on a
+  stream that first carries a log line ("after"). Each method received is logged to ``$SENT_LOG`` as
+  ``"<- METHOD"``. GET: 400 for the old session, 405 for the new.
+- ``forget-post``: like ``restart`` but the old session gets 404, and GET is always 405 (only the POST path
+  can tell).
+- ``strict-version``: a request after ``initialize`` without ``MCP-Protocol-Version: 2025-11-25`` gets 400.
+- ``bomb-text``/``bomb-500``: a call's answer is 1 MiB of gzip inflating to 1 GiB, ``text/plain`` (200 or 500).
+- ``bomb-events``: a call's stream is gzip inflating to 1 GiB of tiny events (never answered).
+- ``plain:MB``: a call's answer is MB MiB of plain ``text/plain``.
+- ``slow-calls:SECONDS``: each call's stream answers after SECONDS.
+- ``bad-session-id``: ``initialize``'s ``Mcp-Session-Id`` holds a non-ASCII letter.
+- ``replay``: GET: ``retry: 0``, events with ids 1 and 2, then the stream closes, every time (whatever
+  ``Last-Event-ID`` says).
+- ``redirect-same``/``redirect-other``/``redirect-loop``: ``/mcp`` answers 307 to ``/mcp/`` (served), to another
+  port, or to itself.
+- ``hang``: never answers ``initialize``.
 """
 
 from __future__ import annotations
@@ -21,6 +42,7 @@ import asyncio
 import json
 import os
 import sys
+import zlib
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "bytes"
 SESSION = "session-7f3a"
@@ -55,7 +77,8 @@ ODD = [
 
 async def _respond(writer: asyncio.StreamWriter, status: int, headers: dict[str, str], body: bytes = b"",
                    *, chunks: list[bytes] | None = None, drop: bool = False) -> None:
-    reason = {200: "OK", 202: "Accepted", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed"}[status]
+    reason = {200: "OK", 202: "Accepted", 307: "Temporary Redirect", 400: "Bad Request", 401: "Unauthorized",
+              404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error"}[status]
     head = [f"HTTP/1.1 {status} {reason}"]
     if chunks is None:
         head.append(f"Content-Length: {len(body)}")
@@ -80,20 +103,76 @@ async def _respond(writer: asyncio.StreamWriter, status: int, headers: dict[str,
 SSE = {"Content-Type": "text/event-stream", "Mcp-Session-Id": SESSION}
 
 
-async def _post(writer: asyncio.StreamWriter, headers: dict[str, str], body: bytes) -> None:
+STATE = {"session": SESSION, "restarted": False}
+NO_SESSION = b'{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}'
+
+
+def _bomb() -> bytes:
+    """1 MiB of gzip that inflates to 1 GiB of zeros, made once."""
+    if "bomb" not in STATE:
+        squeeze = zlib.compressobj(9, zlib.DEFLATED, 31)
+        block = bytes(1 << 20)
+        STATE["bomb"] = b"".join(squeeze.compress(block) for _ in range(1024)) + squeeze.flush()
+    return STATE["bomb"]  # type: ignore[return-value]
+
+
+def _event_bomb() -> bytes:
+    """gzip of 1 GiB of tiny events (``data: x`` and a blank line), made once."""
+    if "event-bomb" not in STATE:
+        squeeze = zlib.compressobj(9, zlib.DEFLATED, 31)
+        block = b"data: {}\n\n" * (1 << 16)
+        STATE["event-bomb"] = b"".join(squeeze.compress(block) for _ in range((1 << 30) // len(block))) + squeeze.flush()
+    return STATE["event-bomb"]  # type: ignore[return-value]
+
+
+async def _post(writer: asyncio.StreamWriter, headers: dict[str, str], body: bytes, path: str = "/mcp") -> None:
     message = json.loads(body)
     method, request_id = message.get("method"), message.get("id")
+    _log(f"<- {method}".encode())
     if MODE == "refuse":
         return await _respond(writer, 401, {}, b"no")
+    if MODE.startswith("redirect") and path == "/mcp":
+        target = {"redirect-same": "/mcp/", "redirect-loop": "/mcp",
+                  "redirect-other": f"http://127.0.0.1:{PORT[0] + 1}/mcp"}[MODE]
+        return await _respond(writer, 307, {"Location": target})
+    if MODE == "hang":
+        await asyncio.sleep(3600)
     if method == "initialize":
-        return await _respond(writer, 200, SSE, chunks=[_event(_result(request_id, INIT))])
-    if MODE == "forget" or headers.get("mcp-session-id") != SESSION:
+        session = STATE["session"] if MODE != "bad-session-id" else "s\u00e9ssion"
+        head = {**SSE, "Mcp-Session-Id": session}
+        before = b'{"method":"notifications/message","params":{"level":"info","data":"before"},"jsonrpc":"2.0"}'
+        first = [_event(before)] if MODE in ("restart", "forget-post") and not STATE["restarted"] else []
+        return await _respond(writer, 200, head, chunks=[*first, _event(_result(request_id, INIT))])
+    if MODE in ("restart", "forget-post") and method == "notifications/initialized" and not STATE["restarted"]:
+        await _respond(writer, 202, {})
+        STATE["restarted"], STATE["session"] = True, "session-after-restart"
+        return None
+    if MODE == "strict-version" and headers.get("mcp-protocol-version") != "2025-11-25":
+        return await _respond(writer, 400, {"Content-Type": "application/json"}, b'{"error":"version"}')
+    if MODE == "forget" or headers.get("mcp-session-id") != STATE["session"]:
+        if MODE == "restart":
+            return await _respond(writer, 400, {"Content-Type": "application/json"}, NO_SESSION)
         return await _respond(writer, 404, {})
     if request_id is None:
         return await _respond(writer, 202, {})
+    if MODE in ("restart", "forget-post") and method != "tools/call":
+        line = b'{"method":"notifications/message","params":{"level":"info","data":"after"},"jsonrpc":"2.0"}'
+        return await _respond(writer, 200, {**SSE, "Mcp-Session-Id": STATE["session"]},
+                              chunks=[_event(line), _event(_result(request_id, {}))])
     if method != "tools/call":
         return await _respond(writer, 200, {"Content-Type": "application/json"}, _result(request_id, {}))
     answer = _result(request_id, {"content": []})
+    if MODE.startswith("bomb"):
+        status = 500 if MODE == "bomb-500" else 200
+        if MODE == "bomb-events":
+            return await _respond(writer, 200, {**SSE, "Content-Encoding": "gzip"}, _event_bomb())
+        return await _respond(writer, status, {"Content-Type": "text/plain", "Content-Encoding": "gzip"}, _bomb())
+    if MODE.startswith("plain"):
+        size = int(MODE.partition(":")[2]) << 20
+        return await _respond(writer, 200, {"Content-Type": "text/plain"}, chunks=[bytes(1 << 20)] * (size >> 20))
+    if MODE.startswith("slow-calls"):
+        await asyncio.sleep(float(MODE.partition(":")[2]))
+        return await _respond(writer, 200, SSE, chunks=[_event(answer)])
     if MODE.startswith("flood"):
         line = b'{"method":"notifications/message","params":{"level":"info","data":"%d"},"jsonrpc":"2.0"}'
         count = int(MODE.partition(":")[2] or 1000)
@@ -104,6 +183,8 @@ async def _post(writer: asyncio.StreamWriter, headers: dict[str, str], body: byt
         events = [_event(data) for data in ODD]
         events[1] = b": a comment\r\n" + events[1].replace(b"\n", b"\r\n")
         return await _respond(writer, 200, SSE, chunks=[*events, _event(answer)])
+    if not MODE.startswith("drop"):
+        return await _respond(writer, 200, SSE, chunks=[_event(answer)])
     ids = MODE == "drop"
     first = b'{"method":"notifications/progress","params":{"progressToken":"call-1","progress":1},"jsonrpc":"2.0"}'
     DROPPED[str(request_id)] = answer
@@ -116,11 +197,17 @@ DROPPED: dict[str, bytes] = {}
 async def _get(writer: asyncio.StreamWriter, headers: dict[str, str]) -> None:
     if MODE in ("refuse",):
         return await _respond(writer, 401, {})
+    if MODE == "restart" and headers.get("mcp-session-id") != STATE["session"]:
+        return await _respond(writer, 400, {"Content-Type": "application/json"}, NO_SESSION)
+    if MODE == "replay":
+        one = b'{"method":"notifications/message","params":{"level":"info","data":1},"jsonrpc":"2.0"}'
+        two = b'{"method":"notifications/message","params":{"level":"info","data":2},"jsonrpc":"2.0"}'
+        return await _respond(writer, 200, SSE, chunks=[b"retry: 0\n\n", _event(one, "1"), _event(two, "2")])
     if MODE == "forget":
         return await _respond(writer, 404, {})
     if MODE == "drop" and headers.get("last-event-id") == "e1":
         second = b'{"method":"notifications/progress","params":{"progressToken":"call-1","progress":2},"jsonrpc":"2.0"}'
-        answers = [_event(answer, f"e{index + 2}") for index, answer in enumerate(DROPPED.values())]
+        answers = [_event(answer, f"e{index + 3}") for index, answer in enumerate(DROPPED.values())]
         return await _respond(writer, 200, SSE, chunks=[_event(second, "e2"), *answers])
     await _respond(writer, 405, {})
 
@@ -131,14 +218,14 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
             line = await reader.readline()
             if not line:
                 return
-            method = line.split(b" ")[0]
+            method, path = line.split(b" ")[0], line.split(b" ")[1].decode()
             headers: dict[str, str] = {}
             while (header := await reader.readline()) not in (b"\r\n", b"\n", b""):
                 name, _, value = header.decode().partition(":")
                 headers[name.strip().lower()] = value.strip()
             body = await reader.readexactly(int(headers.get("content-length", "0")))
             if method == b"POST":
-                await _post(writer, headers, body)
+                await _post(writer, headers, body, path)
             elif method == b"GET":
                 await _get(writer, headers)
             else:  # DELETE
@@ -151,9 +238,13 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
         writer.close()
 
 
+PORT = [0]
+
+
 async def main() -> None:
     server = await asyncio.start_server(_serve, "127.0.0.1", 0)
-    print(server.sockets[0].getsockname()[1], flush=True)
+    PORT[0] = server.sockets[0].getsockname()[1]
+    print(PORT[0], flush=True)
     async with server:
         await server.serve_forever()
 

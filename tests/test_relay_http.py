@@ -139,15 +139,6 @@ def test_nothing_listening_is_the_error_frame_and_exit_1():
     assert "SECRET" not in json.dumps(report)
 
 
-@pytest.mark.parametrize("odd_server", ["forget"], indirect=True)
-def test_a_forgotten_session_ends_the_relay(odd_server):
-    url, _ = odd_server
-    status, out, report = _relay(url, "--call", "go", "--until-answered", "--grace", "1")
-    assert status == 1 and channel(out) == ([], None, State.UNREADABLE)  # handshake done, nothing relayed
-    assert report["server"]["ended_by"] == "session gone" and report["server"]["shutdown"] == "session gone"
-    assert report["server"]["statuses"]["404"] >= 1 and report["calls"]["answered"] == 0
-
-
 @pytest.mark.parametrize("odd_server", ["drop"], indirect=True)
 def test_a_stream_that_breaks_off_is_resumed_from_its_last_event_id(odd_server):
     url, log = odd_server

@@ -23,7 +23,7 @@ from typing import IO, Any, Protocol
 
 from .. import mcp_notifications
 from .session import (
-    DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, PROTOCOL_VERSION, RelayReport, RelaySession,
+    DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_RECONNECT_WINDOW, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, PROTOCOL_VERSION, RelayReport, RelaySession,
 )
 
 __all__ = [
@@ -256,6 +256,8 @@ class RelayOptions:
     """Seconds to wait after closing stdin, and again after SIGTERM; and for the output to end once the server exited."""
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
     """Seconds a request may go unanswered before it is cancelled and counted failed; None: forever."""
+    reconnect_window: float = DEFAULT_RECONNECT_WINDOW
+    """HTTP: seconds a server that was reached may stay unreachable (tried again with backoff) before the relay ends."""
     protocol_version: str = PROTOCOL_VERSION
     max_line: int = DEFAULT_MAX_LINE
     outbox_bytes: int = DEFAULT_OUTBOX_BYTES
@@ -441,10 +443,12 @@ class ChannelRelay:
 def exit_status(report: RelayReport) -> int:
     """The CLI's status for a report: 0 a clean end or a requested shutdown, 1 a failure, 2 no start."""
     server = report.server
+    reason = server.get("shutdown") or ""
+    if reason.startswith("signal "):  # stopped by the user, in the handshake too: what was asked
+        return 0
     if not server.get("started", False):  # a command that cannot start is bad usage; a URL that cannot be reached is not
         return 1 if server.get("transport") == "http" else 2
-    reason = server.get("shutdown") or ""
-    if reason in REQUESTED or reason.startswith("signal "):
+    if reason in REQUESTED:
         return 0
     if report.unreachable or reason == "handshake failed":
         return 1

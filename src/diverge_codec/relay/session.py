@@ -42,7 +42,7 @@ from typing import Any
 from .. import _mcp_notifications_py, mcp_notifications, stream
 from .._implementation import IMPLEMENTATION
 from .._json import dumps, loads
-from .outbox import MAX_RECORD_BYTES, Outbox, unreachable_frame
+from .outbox import MAX_RECORD_BYTES, UNREACHABLE_CODE, Outbox, unreachable_frame
 
 PROTOCOL_VERSION = "2025-11-25"
 """The MCP revision the relay offers in ``initialize``."""
@@ -57,6 +57,9 @@ stream envelope's default record limit."""
 
 DEFAULT_REQUEST_TIMEOUT = 60.0
 """Seconds a request of the relay's may go unanswered (the TypeScript SDK's default too)."""
+
+DEFAULT_RECONNECT_WINDOW = 30.0
+"""Seconds a remote server that was reached may stay unreachable before the relay gives up on it."""
 
 DEFAULT_GRACE = 3.0
 """Seconds a driver waits after closing the server's stdin, again after SIGTERM, and for its output to end."""
@@ -265,6 +268,27 @@ class RelaySession:
         self.phase = Phase.INITIALIZING
         self._restarted = True
         return self.start()
+
+    @property
+    def initialize_id(self) -> int:
+        """The id of the session's ``initialize`` request (a new one with each ``restart``)."""
+        return self._initialize_id
+
+    def fail(self, request_id: int, reason: str) -> None:
+        """A request the transport could not deliver or whose answer it could not read (an HTTP error
+        status, a body that is no message): counted failed now instead of at its timeout. ``reason``
+        names no value; the caller's ``on_answer`` hears it as a JSON-RPC error of the relay's."""
+        if self.ended or request_id not in self.pending:
+            return
+        del self.pending[request_id]
+        if request_id == self._initialize_id:
+            self.phase = Phase.FAILED
+            self._want_shutdown("handshake failed")
+            return
+        self.report.calls_failed += 1
+        self._answered(request_id, {"jsonrpc": "2.0", "id": request_id,
+                                    "error": {"code": UNREACHABLE_CODE, "message": reason}})
+        self._maybe_done()
 
     def unsent(self, count: int) -> None:
         """``count`` payloads handed to the channel's writer never reached the consumer (the relay ended first)."""

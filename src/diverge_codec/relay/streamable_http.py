@@ -11,52 +11,83 @@ stdio driver over the same sans-IO ``RelaySession``:
   text/event-stream``; the answer is one JSON body or an event stream, on which the
   notifications about the request (its progress) come before its answer;
 - the ``Mcp-Session-Id`` the ``initialize`` answer gives goes on every later request, with
-  ``MCP-Protocol-Version``; a 404 then means the server forgot the session: the relay ends;
+  ``MCP-Protocol-Version``;
 - after the handshake a GET opens the stream for what the server sends on its own
   (logging, list_changed, resources/updated); a 405 means it offers none;
 - a stream that drops is resumed with ``Last-Event-ID`` where the server gave event ids
-  (``reconnects``); one that cannot be is counted (``unrecovered``);
+  (``reconnects``); one that cannot be is counted (``unrecovered``); an event whose id was
+  already relayed in the session is a replay: dropped and counted (``replayed``);
+- **a lost session is started again**: a 404 for the session (or a 400 that says it is unknown,
+  as server-everything answers), or a server that cannot be reached mid-session, makes a new
+  session as MCP asks (``initialize``, then the ``requests`` again; calls in flight are counted
+  failed, never re-sent). While the server cannot be reached the relay tries again with capped
+  exponential backoff for ``reconnect_window`` seconds, then ends: "connection lost";
 - at the end the session is DELETEd.
 
-Every event's data and every JSON body is read by the session as a stdio line is (the
-server's bytes, ``jsonrpc`` removed, validated; refusals counted). The report's
-``server`` says ``transport: "http"``, whether a session id was given (never its value),
-the HTTP statuses met, reconnects and what ended it. Neither the URL nor a header's value
-appears in the report or an error: either may hold a credential.
+Bounded whatever the server sends: every body is read in pieces (a compressed one inflated
+``PIECE`` bytes at a time, the loop given a turn between pieces); one the relay does not parse
+(another content type, an error status) is read ``REASON_BYTES`` at most, then closed and
+counted; POSTs in flight are at most ``MAX_POSTS`` (the rest wait their turn); a redirect is
+followed only within the origin (307/308, at most ``MAX_REDIRECTS``); a stream that ends at
+once is reopened after a floor and a growing backoff. The report's ``server`` says
+``transport: "http"``, whether a session id was given (never its value), the statuses met,
+sessions, reconnects and what ended it. Neither the URL nor a header's value appears in the
+report or an error: either may hold a credential.
 
-HTTP is httpx2 (the ``[http]`` extra): the client the MCP Python SDK 2.x uses, so one HTTP
-stack serves both in one process; it streams bodies as bytes (the events are parsed here,
-as bytes, by ``eventstream``) and runs on asyncio.
+HTTP is httpx2 (the ``[http]`` extra): the client the MCP Python SDK 2.x uses; bodies are read
+as bytes, the events parsed by ``eventstream``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import os
 import socket
-import ssl
-from collections.abc import Sequence
+import time
+import zlib
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from .._json import loads
+from ._events_shim import EventParser, RecentIds
 from .channel import ChannelRelay, ChannelWriter, RelayOptions, _first
-from .eventstream import EventParser
-from .session import RelayReport
+from .session import Phase, RelayReport
 
 __all__ = ["HttpRelay", "check_url", "load_httpx", "parse_header"]
 
 ACCEPT = "application/json, text/event-stream"
-MAX_IN_FLIGHT = 64
-"""POSTs in flight past which answers to the server's own requests are dropped and counted
-(``requests_unanswered``), as for a stdio server that does not read: memory stays bounded."""
+ACCEPT_ENCODING = "gzip, deflate"
+"""What the relay can inflate in bounded pieces; a body in any other coding is refused, unread."""
+MAX_POSTS = 64
+"""POSTs in flight at once; the rest wait their turn. Past it, answers to the server's own requests are
+dropped and counted (``requests_unanswered``), as for a stdio server that does not read."""
 RECONNECT_ATTEMPTS = 3
-"""Attempts to resume a dropped stream before it is counted unrecovered (the SDK's are 2)."""
+"""Attempts to resume a call's dropped stream before it is counted unrecovered (the SDK's are 2)."""
 RECONNECT_DELAY = 1.0
-"""Seconds before a resumption when the server gave no ``retry`` (the SDK's default too)."""
+"""Seconds before a stream is opened again when the server gave no ``retry`` (the SDK's default too)."""
+RETRY_FLOOR = 0.1
+"""The least wait before a stream is opened again, whatever ``retry`` says."""
+BACKOFF_CAP = 8.0
+"""The longest wait between two tries while the server cannot be reached or its stream ends at once."""
+QUICK_LOSSES = 3
+"""Sessions in a row lost within ``QUICK_END`` of being made (a server that forgets each one at once): the relay ends."""
+QUICK_END = 1.0
+"""A stream that ends within this many seconds and relayed nothing doubles the wait before the next."""
 CONNECT_TIMEOUT = 10.0
 DELETE_TIMEOUT = 2.0
+PIECE = 64 * 1024
+"""The most a compressed body is inflated in one step."""
+REASON_BYTES = 4096
+"""What is read of a body the relay does not parse (an error's reason, another content type)."""
+MAX_REDIRECTS = 5
+REDIRECTS = (301, 302, 303, 307, 308)
+
+
+class _Refused(Exception):
+    """A request the relay cannot go on with; its text names no value (the report's error)."""
 
 
 def load_httpx() -> Any:
@@ -70,24 +101,43 @@ def load_httpx() -> Any:
 
 
 def check_url(url: str) -> str:
-    """``url`` if it is an http(s) URL with a host; ValueError (never quoting it) if not."""
+    """``url`` if it is an http(s) URL with a host and a valid port; ValueError (never quoting it) if not."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError("--url must be an http:// or https:// URL with a host")
+    try:
+        parts.port  # noqa: B018  (raises on a port outside 0-65535 or not a number)
+    except ValueError:
+        raise ValueError("--url has an invalid port") from None
+    if not url.isascii() or any(char.isspace() or ord(char) < 0x21 for char in url):
+        raise ValueError("--url must be ASCII without spaces or control characters (percent-encode the rest)")
     return url
 
 
 def parse_header(text: str) -> tuple[str, str]:
     """``Name: value`` as (name, value); ValueError (naming no value) for anything else."""
     name, colon, value = text.partition(":")
-    name = name.strip()
-    if not colon or not name or any(char.isspace() for char in name):
+    name, value = name.strip(), value.strip()
+    if not colon or not name or not _is_token(name):
         raise ValueError("--header must be 'Name: value'")
-    return name, value.strip()
+    if not all(char == "\t" or 0x20 <= ord(char) <= 0x7E for char in value):
+        raise ValueError(f"--header {name}: the value must be printable ASCII (HTTP cannot carry the rest as sent)")
+    return name, value
+
+
+def _is_token(name: str) -> bool:
+    return all(0x21 <= ord(char) <= 0x7E and char not in '"(),/:;<=>?@[\\]{}' for char in name)
+
+
+def _is_session_id(value: str) -> bool:
+    """MCP's rule: a session id is visible ASCII (0x21-0x7E) only."""
+    return 0 < len(value) <= 1024 and all(0x21 <= ord(char) <= 0x7E for char in value)
 
 
 def _why(error: BaseException) -> str:
     """A one-line reason for a failed request that quotes neither the URL nor a header."""
+    import ssl  # loaded already wherever a TLS error can come from
+
     seen: set[int] = set()
     cause: BaseException | None = error
     while cause is not None and id(cause) not in seen:
@@ -102,6 +152,19 @@ def _why(error: BaseException) -> str:
     return type(error).__name__
 
 
+def _proxy_in_use(url: str) -> bool:
+    """Whether the environment sends ``url`` through a proxy (httpx2's reading of ``*_PROXY``/``NO_PROXY``)."""
+    parts = urlsplit(url)
+    environ = {key.lower(): value for key, value in os.environ.items() if key.lower().endswith("_proxy")}
+    if not (environ.get(f"{parts.scheme}_proxy") or environ.get("all_proxy")):
+        return False
+    host = (parts.hostname or "").lower()
+    for entry in (item.strip().lower() for item in environ.get("no_proxy", "").split(",")):
+        if entry == "*" or (entry and (host == entry.lstrip(".") or host.endswith("." + entry.lstrip(".")))):
+            return False
+    return True
+
+
 class HttpRelay(ChannelRelay):
     """One remote server relayed onto one channel over Streamable HTTP. ``await run()`` once."""
 
@@ -111,19 +174,33 @@ class HttpRelay(ChannelRelay):
         self.url: str = check_url(url)
         self.headers: list[tuple[str, str]] = list(headers)
         self.report.server = {"transport": "http", "started": False}
+        self._origin = _origin(self.url)
         self._session_id: str | None = None
         self._statuses: collections.Counter[int] = collections.Counter()
         self._reconnects = 0
         self._unrecovered = 0
+        self._replayed = 0
+        self._unread_bodies = 0
+        self._sessions = 0
+        self._calls_lost = 0
+        self._lost_at: float | None = None  # when the session was lost, while a new one is being made
+        self._without_session = 0.0
+        self._generation = 0  # one more with each session: a task of an older one stops
+        self._restarting = False
+        self._session_made = 0.0  # when the current session's initialize was answered
+        self._quick_losses = 0
+        self._awaiting_ready = True  # until initialize is answered (again, after a loss)
         self._get_stream = "not opened"
         self._ended_by: str | None = None
         self._error: str | None = None
-        self._get_error: str | None = None
         self._client: Any = None
         self._httpx: Any = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._in_flight = 0
-        self._parsers: set[EventParser] = set()
+        self._posts = asyncio.Semaphore(MAX_POSTS)
+        self._waiting_posts = 0
+        self._seen_ids = RecentIds()
+        self._parsers: list[EventParser] = []
+        self._error_seen: str | None = None  # why the server could not be reached, the last time it could not
 
     async def run(self) -> RelayReport:
         """Relay until shut down, or the server ends the session or goes away: the report."""
@@ -132,212 +209,444 @@ class HttpRelay(ChannelRelay):
         pump = asyncio.create_task(self._pump())
         watch = self._watch_channel()
         timer = loop.call_later(self.options.duration, self.shutdown, "duration") if self.options.duration else None
-        timeout = httpx.Timeout(CONNECT_TIMEOUT, read=None)
+        timeout = httpx.Timeout(CONNECT_TIMEOUT, read=None, pool=None)
+        limits = httpx.Limits(max_connections=MAX_POSTS + 8, max_keepalive_connections=MAX_POSTS + 8)
+        headers = [("Accept-Encoding", ACCEPT_ENCODING), *self.headers]
+        self.report.server["proxy"] = _proxy_in_use(self.url)
         try:
-            async with httpx.AsyncClient(timeout=timeout, headers=self.headers) as client:
-                self._client = client
-                self._spawn(self._post(self.session.start(), initialize=True))
-                self._arm_expiry()
-                await self._stop.wait()
-                await self._end_session()
+            try:
+                client = httpx.AsyncClient(timeout=timeout, headers=headers, limits=limits, follow_redirects=False)
+            except (OSError, ValueError) as error:  # a CA file (SSL_CERT_FILE) that cannot be read
+                self._error = f"TLS: the CA file cannot be loaded ({type(error).__name__})"
+                self._end("unreachable")
+            else:
+                async with client:
+                    self._client = client
+                    self._spawn(self._initialize(self.session.start()))
+                    self._arm_expiry()
+                    await self._stop.wait()
+                    await self._end_session()
         finally:
             for handle in (timer, self._expiry):
                 if handle is not None:
                     handle.cancel()
             await self._cancel_tasks()
+        self._count_parsers()
         self.session.end_of_output()
         try:
             await self._close_channel(pump)
         finally:
             if watch is not None and not watch.done():
                 watch.cancel()
+        if self._lost_at is not None:
+            self._without_session += time.monotonic() - self._lost_at
         server = self.report.server
         server.update({
-            "session_id": self._session_id is not None, "statuses": {str(code): count for code, count in sorted(self._statuses.items())},
-            "get_stream": self._get_stream, "reconnects": self._reconnects, "unrecovered": self._unrecovered,
+            "session_id": self._session_id is not None or self._sessions > 0,
+            "statuses": {str(code): count for code, count in sorted(self._statuses.items())},
+            "get_stream": self._get_stream, "sessions": self._sessions,
+            "without_session_s": round(self._without_session, 3), "calls_lost": self._calls_lost,
+            "reconnects": self._reconnects, "unrecovered": self._unrecovered, "replayed": self._replayed,
+            "bodies_unread": self._unread_bodies,
             "ended_by": self._ended_by or "closed", "shutdown": self._reason, "exit_status": None, "signal": None})
         if self._error is not None:
             server["error"] = self._error
         self.session.finish_report()
         return self.report
 
-    # --- sending ------------------------------------------------------------------------
-
-    def _send(self, data: bytes) -> None:
-        messages = data.splitlines()
-        if messages:
-            self._spawn(self._post_in_order(messages))
-
-    async def _post_in_order(self, messages: list[bytes]) -> None:
-        """A notification (``initialized``) is delivered before what follows it; requests run side by side."""
-        for message in messages:
-            if b'"id"' in message:
-                self._spawn(self._post(message))
-            else:
-                await self._post(message)
+    # --- tasks ----------------------------------------------------------------------------
 
     def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.create_task(coroutine)
+        task = asyncio.create_task(self._guarded(coroutine))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _guarded(self, coroutine: Any) -> None:
+        """A task's unforeseen failure ends the relay with its report, never a stray traceback."""
+        try:
+            await coroutine
+        except asyncio.CancelledError:
+            raise
+        except _Refused as refused:
+            self._fail(str(refused), "unreachable" if self.session.phase is not Phase.READY else "refused")
+        except Exception as error:  # noqa: BLE001 - a bug or the unforeseen: reported by its type alone
+            if self._httpx is not None and isinstance(error, self._httpx.HTTPError):
+                self._fail(_why(error), "connection lost")
+            else:
+                self._fail(f"internal: {type(error).__name__}", "failed")
+
+    def _fail(self, error: str, why: str) -> None:
+        if self._error is None:
+            self._error = error
+        self._end(why)
+
+    def _end(self, why: str) -> None:
+        if self._ended_by is None:
+            self._ended_by = why
+        self.shutdown(why)
+
+    async def _cancel_tasks(self) -> None:
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await _first(asyncio.gather(*tasks, return_exceptions=True), asyncio.sleep(self.options.grace))
+
+    # --- requests -------------------------------------------------------------------------
 
     def _request_headers(self, accept: str = ACCEPT) -> dict[str, str]:
         headers = {"Accept": accept}
         if self._session_id is not None:
             headers["Mcp-Session-Id"] = self._session_id
         version = self.report.protocol_version
-        if version is not None:
+        if version is not None and self.session.phase is Phase.READY:
             headers["MCP-Protocol-Version"] = version
         return headers
 
-    async def _post(self, message: bytes, *, initialize: bool = False) -> None:
-        httpx, client = self._httpx, self._client
-        headers = {**self._request_headers(), "Content-Type": "application/json"}
-        self._in_flight += 1
-        self.session.server_reading = self._in_flight <= MAX_IN_FLIGHT
-        try:
-            async with client.stream("POST", self.url, content=message, headers=headers) as response:
+    @contextlib.asynccontextmanager
+    async def _open(self, method: str, what: str, headers: dict[str, str],
+                    content: bytes | None = None) -> AsyncIterator[Any]:
+        """One request's response, redirects followed within the origin (307/308 keep the method, body and
+        headers); a redirect elsewhere, or one that changes the method, is refused (``_Refused``)."""
+        url = self.url
+        for _ in range(MAX_REDIRECTS + 1):
+            async with self._client.stream(method, url, headers=headers, content=content) as response:
                 self._statuses[response.status_code] += 1
-                if initialize:
-                    if response.status_code >= 400:
-                        self._error = f"HTTP {response.status_code} on initialize"
-                        self._end("unreachable")
-                        return
-                    self.report.server["started"] = True
-                    self._session_id = response.headers.get("mcp-session-id")
-                elif response.status_code == 404 and self._session_id is not None:
-                    self._end("session gone")
+                if response.status_code not in REDIRECTS:
+                    yield response
                     return
-                await self._read_answer(response, _request_id(message))
-            if initialize and self.session.phase.name == "READY":
-                self._spawn(self._listen())
-        except httpx.HTTPError as error:
-            if initialize:
-                self._error = _why(error)
-                self._end("unreachable")
-            elif not self._stop.is_set():
-                self._error = _why(error)
-                self._end("connection lost")
+                target = urljoin(url, response.headers.get("location", ""))
+                if response.status_code not in (307, 308):
+                    raise _Refused(f"HTTP {response.status_code} on {what}: a redirect that changes the request")
+                if _origin(target) != self._origin:
+                    raise _Refused(f"HTTP {response.status_code} on {what}: redirect to another origin")
+                url = self.url = target
+        raise _Refused(f"HTTP 3xx on {what}: more than {MAX_REDIRECTS} redirects")
+
+    def _send(self, data: bytes) -> None:
+        messages = data.splitlines()
+        if messages:
+            self._spawn(self._post_in_order(messages, self._generation))
+
+    async def _post_in_order(self, messages: list[bytes], generation: int) -> None:
+        """A notification (``initialized``) is delivered before what follows it; requests run side by side."""
+        for message in messages:
+            if generation != self._generation:
+                return
+            if b'"id"' in message:
+                self._spawn(self._post(message, generation))
+            else:
+                await self._post(message, generation)
+
+    async def _post(self, message: bytes, generation: int) -> None:
+        request_id = _request_id(message)
+        what = _method(message)
+        self._waiting_posts += 1
+        self.session.server_reading = self._waiting_posts <= MAX_POSTS
+        try:
+            async with self._posts:
+                if generation != self._generation:
+                    return
+                headers = {**self._request_headers(), "Content-Type": "application/json"}
+                try:
+                    async with self._open("POST", what, headers, message) as response:
+                        status = response.status_code
+                        if status >= 400:
+                            if await self._session_forgotten(response):
+                                self._session_lost(generation)
+                            else:
+                                self._give_up(request_id, f"HTTP {status} on {what}")
+                            return
+                        await self._read_answer(response, request_id, generation)
+                except self._httpx.HTTPError as error:
+                    if not self._stop.is_set():
+                        self._error_seen = _why(error)
+                        self._session_lost(generation, _why(error))
         finally:
-            self._in_flight -= 1
-            self.session.server_reading = self._in_flight <= MAX_IN_FLIGHT
+            self._waiting_posts -= 1
+            self.session.server_reading = self._waiting_posts <= MAX_POSTS
 
-    # --- reading ------------------------------------------------------------------------
+    async def _initialize(self, message: bytes) -> None:
+        """POST ``initialize``; on a new session after a loss, again with backoff until ``reconnect_window``."""
+        first = self._sessions == 0 and not self._restarting
+        delay = RETRY_FLOOR * 5
+        generation = self._generation
+        while not self._stop.is_set() and generation == self._generation:
+            try:
+                async with self._open("POST", "initialize", {"Accept": ACCEPT, "Content-Type": "application/json"},
+                                      message) as response:
+                    status = response.status_code
+                    if status >= 400:
+                        await self._read_reason(response)
+                        if first or status < 500:
+                            raise _Refused(f"HTTP {status} on initialize")
+                        self._error_seen = f"HTTP {status} on initialize"
+                        if not await self._backoff(delay):
+                            return
+                        delay = min(delay * 2, BACKOFF_CAP)
+                        continue
+                    session_id = response.headers.get("mcp-session-id")
+                    if session_id is not None and not _is_session_id(session_id):
+                        raise _Refused("the server's Mcp-Session-Id is not visible ASCII: unusable")
+                    self.report.server["started"] = True
+                    self._session_id = session_id
+                    await self._read_answer(response, self.session.initialize_id, generation)
+            except self._httpx.HTTPError as error:
+                if first:
+                    self._fail(_why(error), "unreachable")
+                    return
+                self._error_seen = _why(error)
+                if not await self._backoff(delay):
+                    return
+                delay = min(delay * 2, BACKOFF_CAP)
+                continue
+            break
 
-    async def _read_answer(self, response: Any, request_id: object) -> None:
+    def _received(self, reply: bytes) -> None:
+        if self._awaiting_ready and self.session.phase is Phase.READY:
+            self._session_ready()
+        super()._received(reply)
+
+    def _session_ready(self) -> None:
+        """``initialize`` answered: the session is made; its stream of the server's own messages is opened."""
+        self._awaiting_ready = False
+        self._sessions += 1
+        self._session_made = time.monotonic()
+        self._restarting = False
+        if self._lost_at is not None:
+            self._without_session += self._session_made - self._lost_at
+            self._lost_at = None
+        self._spawn(self._listen(self._generation))
+
+    async def _backoff(self, delay: float) -> bool:
+        """Wait ``delay`` before trying the server again, unless the window since the loss is spent: then end."""
+        lost_at = self._lost_at if self._lost_at is not None else time.monotonic()
+        if time.monotonic() + delay - lost_at > self.options.reconnect_window:
+            self._fail(self._error_seen or "the server cannot be reached", "connection lost")
+            return False
+        await _first(asyncio.sleep(delay), self._stop.wait())
+        return not self._stop.is_set()
+
+    def _session_lost(self, generation: int, why: str | None = None) -> None:
+        """The session is gone (forgotten, or the server unreachable mid-session): begin a new one. A request of
+        an older session saying so again is too late: that one was made again already."""
+        if self._stop.is_set() or self._restarting or generation != self._generation:
+            return
+        if self.session.phase is not Phase.READY:  # the handshake itself failed
+            self._fail(why or "session gone", "unreachable")
+            return
+        now = time.monotonic()
+        self._quick_losses = self._quick_losses + 1 if now - self._session_made < QUICK_END else 0
+        if self._quick_losses >= QUICK_LOSSES:
+            self._fail("the server forgot each new session at once", "session gone")
+            return
+        self._restarting = self._awaiting_ready = True
+        self._lost_at = now
+        self._generation += 1
+        self._session_id = None
+        self._seen_ids.clear()
+        failed_before = self.report.calls_failed
+        restart = self.session.restart()
+        self._calls_lost += self.report.calls_failed - failed_before
+        self._spawn(self._initialize(restart))
+
+    def _give_up(self, request_id: object, reason: str) -> None:
+        if isinstance(request_id, int) and request_id in self.session.pending:
+            self.session.fail(request_id, reason)
+            self._received(b"")
+
+    async def _session_forgotten(self, response: Any) -> bool:
+        """A 404 for the session, or a 400 whose body says the session is unknown (server-everything's)."""
+        reason = await self._read_reason(response)
+        if self._session_id is None:
+            return False
+        return response.status_code == 404 or (response.status_code == 400 and b"session" in reason.lower())
+
+    # --- reading --------------------------------------------------------------------------
+
+    async def _pieces(self, response: Any) -> AsyncIterator[bytes]:
+        """A body's bytes, decoded in bounded pieces, the loop given a turn between them."""
+        coding = response.headers.get("content-encoding", "").strip().lower()
+        if coding in ("", "identity"):
+            async for raw in response.aiter_raw():
+                yield raw
+                await asyncio.sleep(0)
+            return
+        if coding not in ("gzip", "x-gzip", "deflate"):
+            raise _Refused(f"a body in an encoding the relay did not ask for ({coding[:20].isalnum() and coding[:20] or 'unknown'})")
+        inflater = zlib.decompressobj(wbits=47)  # gzip or zlib, told by the header
+        async for raw in response.aiter_raw():
+            data = raw
+            while True:
+                try:
+                    piece = inflater.decompress(data, PIECE)
+                except zlib.error:
+                    raise _Refused("a compressed body that does not inflate") from None
+                data = inflater.unconsumed_tail
+                if piece:
+                    yield piece
+                    await asyncio.sleep(0)
+                if self._stop.is_set():
+                    return
+                if not data and len(piece) < PIECE:
+                    break
+
+    async def _read_reason(self, response: Any) -> bytes:
+        """At most ``REASON_BYTES`` of a body the relay does not parse; the rest is never read."""
+        self._unread_bodies += 1
+        kept = b""
+        try:
+            async for piece in self._pieces(response):
+                kept += piece[:REASON_BYTES - len(kept)]
+                if len(kept) >= REASON_BYTES:
+                    break
+        except (_Refused, self._httpx.HTTPError):
+            pass
+        return kept
+
+    async def _read_answer(self, response: Any, request_id: object, generation: int) -> None:
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if kind == "text/event-stream":
-            parser = EventParser(self.session.framer.max_line)
+            parser = self._parser()
             await self._read_events(response, parser)
-            if request_id is not None and request_id in self.session.pending and not self._stop.is_set():
-                await self._resume(parser, request_id)
+            if isinstance(request_id, int) and request_id in self.session.pending and not self._stop.is_set():
+                await self._resume(parser, request_id, generation)
         elif kind == "application/json":
             body = await self._read_body(response)
             if body is not None:
                 self._received(self.session.receive_messages([body]))
             else:
                 self._received(self.session.receive_messages((), too_large=1))
+        elif response.status_code == 202 and request_id is None:  # a notification accepted: no body
+            return
         else:
-            await response.aread()
+            await self._read_reason(response)
+            self._give_up(request_id, f"an answer that is not JSON or an event stream (HTTP {response.status_code})")
 
     async def _read_body(self, response: Any) -> bytes | None:
         """The whole body, or None past ``max_line`` (not kept: memory stays bounded)."""
         limit, parts, size = self.session.framer.max_line, [], 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
+        async for piece in self._pieces(response):
+            size += len(piece)
             if size > limit:
                 return None
-            parts.append(chunk)
+            parts.append(piece)
         return b"".join(parts)
+
+    def _parser(self) -> EventParser:
+        parser = EventParser(self.session.framer.max_line, self._seen_ids)
+        self._parsers.append(parser)
+        return parser
 
     async def _read_events(self, response: Any, parser: EventParser) -> bool:
         """Relay a stream's events until it ends: True if it ended cleanly, False if it broke off."""
-        self._parsers.add(parser)
         try:
-            async for chunk in response.aiter_bytes():
-                self._events(parser, parser.feed(chunk))
+            async for piece in self._pieces(response):
+                self._events(parser, parser.feed(piece))
+                if self._stop.is_set():
+                    return True
             self._events(parser, parser.close())
             return True
         except self._httpx.HTTPError:
             return False
         finally:
-            self._parsers.discard(parser)
+            self._count_parser(parser)
 
-    def _events(self, parser: EventParser, events: list[Any]) -> None:
+    def _events(self, parser: EventParser, data: list[bytes]) -> None:
         too_large, parser.too_large = parser.too_large, 0
-        if events or too_large:
-            self._received(self.session.receive_messages([event.data for event in events], too_large))
+        if data or too_large:
+            self._received(self.session.receive_messages(data, too_large))
 
-    async def _resume(self, parser: EventParser, request_id: object) -> None:
+    def _count_parser(self, parser: EventParser) -> None:
+        self._replayed += parser.replayed
+        parser.replayed = 0
+        if parser in self._parsers:
+            self._parsers.remove(parser)
+
+    def _count_parsers(self) -> None:
+        for parser in list(self._parsers):
+            self._count_parser(parser)
+
+    def _stream_delay(self, parser: EventParser, delay: float) -> float:
+        retry = parser.retry_ms
+        return max(RETRY_FLOOR, retry / 1000 if retry is not None else RECONNECT_DELAY, delay)
+
+    async def _resume(self, parser: EventParser, request_id: int, generation: int) -> None:
         """A request's stream ended (cleanly or not) before its answer: GET it again from the last event id, if any."""
+        delay = 0.0
         for _ in range(RECONNECT_ATTEMPTS):
             if parser.last_event_id is None:
                 break
-            await asyncio.sleep((parser.retry_ms / 1000) if parser.retry_ms is not None else RECONNECT_DELAY)
-            if self._stop.is_set():
+            await _first(asyncio.sleep(self._stream_delay(parser, delay)), self._stop.wait())
+            if self._stop.is_set() or generation != self._generation:
                 return
             self._reconnects += 1
-            status = await self._get_events(parser)
-            if request_id not in self.session.pending or self._stop.is_set() or status == 404:
+            status, _ = await self._get_events(parser, generation)
+            if request_id not in self.session.pending or self._stop.is_set() or generation != self._generation:
                 return
+            if status is not None and status >= 300:
+                break
+            delay = min(max(delay * 2, RETRY_FLOOR * 5), BACKOFF_CAP)
         self._unrecovered += 1
 
-    async def _listen(self) -> None:
-        """The stream of what the server sends on its own, kept open (and resumed) until the end.
+    async def _listen(self, generation: int) -> None:
+        """The stream of what the server sends on its own, kept open (and resumed) while the session lasts.
 
-        A server that cannot be reached again after ``RECONNECT_ATTEMPTS`` tries is gone: the relay ends."""
-        parser = EventParser(self.session.framer.max_line)
-        failures = 0
-        first = True
-        while not self._stop.is_set():
+        A stream that ends is opened again after ``retry`` (at least ``RETRY_FLOOR``), the wait doubling while
+        streams end at once; a server that cannot be reached is tried again with backoff until
+        ``reconnect_window`` has passed since the first failure: then the relay ends."""
+        parser = self._parser()
+        first, delay, failing_since = True, 0.0, None
+        while not self._stop.is_set() and generation == self._generation:
             if not first:
-                await asyncio.sleep((parser.retry_ms / 1000) if parser.retry_ms is not None else RECONNECT_DELAY)
-                if self._stop.is_set():
+                await _first(asyncio.sleep(self._stream_delay(parser, delay)), self._stop.wait())
+                if self._stop.is_set() or generation != self._generation:
                     return
                 self._reconnects += 1
-            status = await self._get_events(parser)
-            if first:
-                self._get_stream = ("none (405)" if status == 405 else "open" if status is not None and status < 300
-                                    else f"refused (HTTP {status})" if status is not None else "failed")
-            first = False
-            if status is None:
-                failures += 1
-                if failures >= RECONNECT_ATTEMPTS:
-                    self._unrecovered += 1
-                    self._error = self._get_error
-                    self._end("connection lost")
-                    return
-                continue
-            if status >= 300:
+            opened = time.monotonic()
+            relayed_before = self.report.seen
+            status, error = await self._get_events(parser, generation)
+            if generation != self._generation:
                 return
-            failures = 0
+            if status is None:
+                failing_since = failing_since or opened
+                if time.monotonic() - failing_since + delay > self.options.reconnect_window:
+                    self._unrecovered += 1
+                    self._fail(error or "the server cannot be reached", "connection lost")
+                    return
+                delay = min(max(delay * 2, RETRY_FLOOR * 5), BACKOFF_CAP)
+                first = False
+                continue
+            failing_since = None
+            if status >= 300:
+                if first or self._get_stream.startswith("none"):
+                    self._get_stream = "none (405)" if status == 405 else f"refused (HTTP {status})"
+                return
+            quick = time.monotonic() - opened < QUICK_END and self.report.seen == relayed_before
+            delay = min(max(delay * 2, RETRY_FLOOR * 5), BACKOFF_CAP) if quick else 0.0
+            first = False
 
-    async def _get_events(self, parser: EventParser) -> int | None:
-        """One GET of the event stream (from ``parser``'s last event id): its status, None if it failed."""
+    async def _get_events(self, parser: EventParser, generation: int) -> tuple[int | None, str | None]:
+        """One GET of the event stream (from ``parser``'s last event id): its status (None if it failed) and why."""
         headers = self._request_headers("text/event-stream")
         if parser.last_event_id is not None:
-            headers["Last-Event-ID"] = parser.last_event_id.decode("utf-8", "replace")
+            headers["Last-Event-ID"] = parser.last_event_id.decode("ascii", "replace")
         try:
-            async with self._client.stream("GET", self.url, headers=headers) as response:
-                self._statuses[response.status_code] += 1
-                if response.status_code == 404 and self._session_id is not None:
-                    self._end("session gone")
-                    return 404
-                if response.status_code >= 300:
-                    await response.aread()
-                    return int(response.status_code)
-                await self._read_events(response, parser)
-                return int(response.status_code)
+            async with self._open("GET", "the event stream", headers) as response:
+                status = int(response.status_code)
+                if status >= 300:
+                    if await self._session_forgotten(response):
+                        self._session_lost(generation)
+                    return status, None
+                self._get_stream = "open"
+                clean = await self._read_events(response, parser)
+                if not self._stop.is_set():  # a stream open when the relay ends is reported open
+                    self._get_stream = "reopening" if clean else "broken"
+                return status, None
         except self._httpx.HTTPError as error:
-            self._get_error = _why(error)
-            return None
+            return None, _why(error)
 
-    # --- the end ------------------------------------------------------------------------
-
-    def _end(self, why: str) -> None:
-        if self._ended_by is None:
-            self._ended_by = why
-        self.shutdown(why)
+    # --- the end --------------------------------------------------------------------------
 
     async def _end_session(self) -> None:
         """DELETE the session (a 405 says the server does not allow it: fine)."""
@@ -352,12 +661,15 @@ class HttpRelay(ChannelRelay):
         except (self._httpx.HTTPError, asyncio.TimeoutError):
             pass
 
-    async def _cancel_tasks(self) -> None:
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await _first(asyncio.gather(*tasks, return_exceptions=True), asyncio.sleep(self.options.grace))
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    try:
+        port = parts.port or default
+    except ValueError:
+        port = -1
+    return parts.scheme, (parts.hostname or "").lower(), port
 
 
 def _request_id(message: bytes) -> object:
@@ -370,3 +682,12 @@ def _request_id(message: bytes) -> object:
         return None
     return parsed.get("id") if isinstance(parsed, dict) else None
 
+
+def _method(message: bytes) -> str:
+    """The method of one of the session's own messages, for an error's words ("a response" for an answer)."""
+    try:
+        parsed = loads(message)
+    except ValueError:
+        return "a message"
+    method = parsed.get("method") if isinstance(parsed, dict) else None
+    return method if isinstance(method, str) and method.isascii() and len(method) < 64 else "a response"
