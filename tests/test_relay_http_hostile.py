@@ -21,24 +21,12 @@ from diverge_codec.sequence import State
 
 sys.path.insert(0, str(Path(__file__).with_name("peers")))
 from test_relay_command import _report, channel  # noqa: E402
+from test_relay_http import odd_server  # noqa: E402,F401  (the fixture)
 
 pytest.importorskip("httpx2", reason="relay --url needs the [http] extra (httpx2)")
 
 HERE = Path(__file__).resolve().parent
 RELAY = [sys.executable, "-m", "diverge_codec", "relay"]
-
-
-@pytest.fixture
-def odd_server(tmp_path, request):
-    """An ``http_servers.py`` server in the mode the test names: (url, the log of what it sent and received)."""
-    log = tmp_path / "sent.jsonl"
-    process = subprocess.Popen([sys.executable, str(HERE / "http_servers.py"), request.param], stdout=subprocess.PIPE,
-                               env={**os.environ, "SENT_LOG": str(log)})
-    assert process.stdout is not None
-    port = int(process.stdout.readline())
-    yield f"http://127.0.0.1:{port}/mcp", log
-    process.kill()
-    process.wait()
 
 
 PEAK_RSS = ("import os, resource, subprocess, sys\n"
@@ -202,3 +190,9 @@ def test_sigint_in_an_unanswered_handshake_exits_0(odd_server):
 def test_values_http_cannot_carry_are_refused_before_anything_starts(args, message):
     done = subprocess.run([*RELAY, *args], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr == f"diverge-codec: {message}\n"
+
+
+def test_a_ca_file_that_cannot_be_read_is_one_line_and_exit_2(tmp_path):
+    done = subprocess.run([*RELAY, "--url", "https://127.0.0.1:1/mcp"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "SSL_CERT_FILE": str(tmp_path / "missing.pem")})
+    assert done.returncode == 2 and done.stderr == "diverge-codec: SSL_CERT_FILE names no readable file of CA certificates\n"

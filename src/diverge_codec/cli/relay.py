@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from .. import _json
 from .._collector import paused_collector
 from ..relay.session import (
-    DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, PROTOCOL_VERSION, SUPPORTED_VERSIONS,
-    RelayReport,
+    DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_RECONNECT_WINDOW, DEFAULT_REQUEST_TIMEOUT,
+    PROTOCOL_VERSION, SUPPORTED_VERSIONS, RelayReport,
 )
 from ._safe import UsageError, create_private
 
@@ -87,7 +87,8 @@ def _options(args: argparse.Namespace) -> RelayOptions:
     return RelayOptions(
         calls=[parse_call(text) for text in args.call],
         requests=[parse_call(text, "--request") for text in args.request], until_answered=args.until_answered, duration=args.duration,
-        grace=args.grace, request_timeout=args.request_timeout, protocol_version=args.protocol_version, max_line=args.max_line,
+        grace=args.grace, request_timeout=args.request_timeout, reconnect_window=args.reconnect_window,
+        protocol_version=args.protocol_version, max_line=args.max_line,
         outbox_bytes=args.outbox_bytes, server_stderr=subprocess.DEVNULL if args.quiet_server else None)
 
 
@@ -148,6 +149,10 @@ def _http_target(args: argparse.Namespace, command: list[str]) -> tuple[str, lis
         load_httpx()
     except (ValueError, ImportError) as error:
         raise UsageError(str(error)) from None
+    for name, exists in (("SSL_CERT_FILE", os.path.isfile), ("SSL_CERT_DIR", os.path.isdir)):
+        path = os.environ.get(name)
+        if path and url.startswith("https:") and not (exists(path) and os.access(path, os.R_OK)):
+            raise UsageError(f"{name} names no readable {'file' if name.endswith('FILE') else 'folder'} of CA certificates")
     return url, headers
 
 
@@ -241,6 +246,10 @@ def register(commands: Any) -> None:
     relay.add_argument("--request-timeout", type=_positive(float), default=DEFAULT_REQUEST_TIMEOUT, metavar="SECONDS",
                        help="cancel a request unanswered this long and count it failed; initialize unanswered "
                             "this long fails the handshake (default %(default)s)")
+    relay.add_argument("--reconnect-window", type=_positive(float), default=DEFAULT_RECONNECT_WINDOW, metavar="SECONDS",
+                       help="--url: how long a server that was reached may stay unreachable, tried again with backoff, "
+                            "before the relay ends (exit 1, 'connection lost'); a session the server lost is made "
+                            "again within it (default %(default)s)")
     relay.add_argument("--protocol-version", default=PROTOCOL_VERSION, choices=SUPPORTED_VERSIONS, metavar="REVISION",
                        help="the MCP revision offered: one of %(choices)s (default %(default)s)")
     relay.add_argument("--max-line", type=_positive(int), default=DEFAULT_MAX_LINE, metavar="BYTES",
