@@ -190,6 +190,7 @@ class HttpRelay(ChannelRelay):
         self._session_made = 0.0  # when the current session's initialize was answered
         self._quick_losses = 0
         self._awaiting_ready = True  # until initialize is answered (again, after a loss)
+        self._down_since: float | None = None  # the first failure to reach the server, while it lasts
         self._get_stream = "not opened"
         self._ended_by: str | None = None
         self._error: str | None = None
@@ -410,6 +411,7 @@ class HttpRelay(ChannelRelay):
     def _session_ready(self) -> None:
         """``initialize`` answered: the session is made; its stream of the server's own messages is opened."""
         self._awaiting_ready = False
+        self._down_since = None
         self._sessions += 1
         self._session_made = time.monotonic()
         self._restarting = False
@@ -441,7 +443,7 @@ class HttpRelay(ChannelRelay):
             self._fail("the server forgot each new session at once", "session gone")
             return
         self._restarting = self._awaiting_ready = True
-        self._lost_at = now
+        self._lost_at = self._down_since or now
         self._generation += 1
         self._session_id = None
         self._seen_ids.clear()
@@ -610,6 +612,7 @@ class HttpRelay(ChannelRelay):
                 return
             if status is None:
                 failing_since = failing_since or opened
+                self._down_since = self._down_since or opened
                 if time.monotonic() - failing_since + delay > self.options.reconnect_window:
                     self._unrecovered += 1
                     self._fail(error or "the server cannot be reached", "connection lost")
@@ -619,9 +622,9 @@ class HttpRelay(ChannelRelay):
                 continue
             failing_since = None
             if status >= 300:
-                if first or self._get_stream.startswith("none"):
-                    self._get_stream = "none (405)" if status == 405 else f"refused (HTTP {status})"
+                self._get_stream = "none (405)" if status == 405 else f"refused (HTTP {status})"
                 return
+            self._down_since = None  # reached again, the session alive
             quick = time.monotonic() - opened < QUICK_END and self.report.seen == relayed_before
             delay = min(max(delay * 2, RETRY_FLOOR * 5), BACKOFF_CAP) if quick else 0.0
             first = False
