@@ -114,7 +114,7 @@ def test_every_notification_is_the_server_s_bytes_less_jsonrpc(odd_server, pure)
     assert relayed[2][1:] == kept[2].replace(b',\n"jsonrpc":"2.0"', b"")  # two data: lines joined by LF, as sent
     assert report["dropped"] == {"backpressure": 0, "invalid": 1, "too_large": 0}
     server = report["server"]
-    assert server["transport"] == "http" and server["session_id"] is True and server["get_stream"] == "none (405)"
+    assert server["transport"] == "streamable-http" and server["session_id"] is True and server["get_stream"] == "none (405)"
     assert server["ended_by"] == "session deleted" and server["shutdown"] == "until-answered"
     assert "session-7f3a" not in json.dumps(report)  # the session id's presence, never its value
 
@@ -126,7 +126,7 @@ def test_a_refused_initialize_is_the_error_frame_and_exit_1(odd_server):
     notifications, error, state = channel(out)
     assert status == 1 and notifications == [] and error is not None and error.code == -32000
     assert state is State.ENDED_WITH_ERROR and report["unreachable"] is True
-    assert report["server"]["error"] == "HTTP 401 on initialize" and report["server"]["started"] is False
+    assert report["server"]["error"] == "HTTP 401 on initialize: authorization required" and report["server"]["started"] is False
     assert report["server"]["statuses"] == {"401": 1}
     assert "SECRET" not in json.dumps(report)
 
@@ -167,7 +167,7 @@ def test_a_stream_without_ids_that_breaks_off_is_counted_and_its_call_times_out(
     (["--url", "http:///mcp"], "--url must be an http:// or https:// URL with a host"),
     (["--url", "http://h/mcp", "--header", "no colon"], "--header must be 'Name: value'"),
     (["--url", "http://h/mcp", "--", "cat"], "relay takes --url or a command after '--', not both"),
-    (["--header", "A: b", "--", "cat"], "--header is for --url"),
+    (["--header", "A: b", "--", "cat"], "--header, --transport, --token-command, --cacert, --cert and --key are for --url"),
 ])
 def test_bad_usage_is_one_line_and_exit_2(args, message):
     done = subprocess.run([*RELAY, *args], capture_output=True, text=True, timeout=60)
@@ -232,4 +232,4 @@ def test_an_mcp_2x_streamable_http_server_relayed_until_answered(mcp_v2_http):
     assert status == 0 and error is None and state is State.FINISHED
     assert report["calls"]["answered"] == 2 and report["relayed"] == len(notifications) > 0
     assert {"notifications/message", "notifications/progress"} <= {n["method"] for n in notifications}
-    assert report["server"]["transport"] == "http" and report["server"]["session_id"] is True
+    assert report["server"]["transport"] == "streamable-http" and report["server"]["session_id"] is True

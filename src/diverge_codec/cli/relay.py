@@ -109,11 +109,14 @@ async def _run(command: list[str], out_fd: int, options: RelayOptions) -> tuple[
     return report.as_dict(), exit_status(report)
 
 
-async def _run_http(url: str, headers: list[tuple[str, str]], out_fd: int, options: RelayOptions) -> tuple[dict[str, Any], int]:
-    from ..relay.streamable_http import HttpRelay  # only here: a stdio relay does not import the HTTP client
+async def _run_http(url: str, headers: list[tuple[str, str]], out_fd: int, options: RelayOptions,
+                    args: argparse.Namespace, verify: Any) -> tuple[dict[str, Any], int]:
     from ..relay.channel import exit_status, open_writer
+    from ..relay.streamable_http import HttpRelay  # only here: a stdio relay does not import the HTTP client
 
-    report = await _until_signalled(HttpRelay(url, await open_writer(out_fd), options, headers))
+    relay = HttpRelay(url, await open_writer(out_fd), options, headers, transport=args.transport,
+                      token_command=args.token_command, verify=verify)
+    report = await _until_signalled(relay)
     return report.as_dict(), exit_status(report)
 
 
@@ -137,23 +140,32 @@ async def _until_signalled(relay: ChannelRelay) -> RelayReport:
             loop.remove_signal_handler(signum)
 
 
-def _http_target(args: argparse.Namespace, command: list[str]) -> tuple[str, list[tuple[str, str]]]:
-    """The URL and headers of ``--url``, checked before anything starts (exit 2 on bad usage)."""
+def _http_target(args: argparse.Namespace, command: list[str]) -> tuple[str, list[tuple[str, str]], Any]:
+    """The URL, headers (``${NAME}`` taken from the environment) and TLS context of ``--url``, checked before
+    anything starts (exit 2 on bad usage, naming the option or variable, never a value)."""
+    from ..relay.remote_auth import CredentialError, expand_header, tls_context
     from ..relay.streamable_http import check_url, load_httpx, parse_header
 
     if command:
         raise UsageError("relay takes --url or a command after '--', not both")
+    tls_options = (args.cacert, args.cert, args.key)
     try:
         headers = [parse_header(text) for text in args.header]
+        headers = [parse_header(f"{name}: {expand_header(name, value)}") for name, value in headers]
         url = check_url(args.url)
+        if any(tls_options) and not url.startswith("https:"):
+            raise ValueError("--cacert, --cert and --key are for an https:// --url")
+        if args.token_command is not None and any(name.lower() == "authorization" for name, _ in headers):
+            raise ValueError("--token-command sets the Authorization header: give it or --header 'Authorization: ...', not both")
+        verify = tls_context(*tls_options) if any(tls_options) else None
         load_httpx()
-    except (ValueError, ImportError) as error:
+    except (ValueError, ImportError, CredentialError) as error:
         raise UsageError(str(error)) from None
     for name, exists in (("SSL_CERT_FILE", os.path.isfile), ("SSL_CERT_DIR", os.path.isdir)):
         path = os.environ.get(name)
         if path and url.startswith("https:") and not (exists(path) and os.access(path, os.R_OK)):
             raise UsageError(f"{name} names no readable {'file' if name.endswith('FILE') else 'folder'} of CA certificates")
-    return url, headers
+    return url, headers, verify
 
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
@@ -183,9 +195,9 @@ def _keep_freed_memory() -> None:
 def cmd_relay(args: argparse.Namespace) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if args.url is not None:
-        url, headers = _http_target(args, command)
-    elif args.header:
-        raise UsageError("--header is for --url")
+        url, headers, verify = _http_target(args, command)
+    elif args.header or args.token_command or args.cacert or args.cert or args.key or args.transport != "auto":
+        raise UsageError("--header, --transport, --token-command, --cacert, --cert and --key are for --url")
     elif not command:
         raise UsageError("relay needs the server's command after '--', or --url")
     elif sys.platform == "win32":
@@ -201,7 +213,7 @@ def cmd_relay(args: argparse.Namespace) -> int:
     _keep_freed_memory()
     gc.freeze()  # what start-up made lives as long as the process: the collector need not walk it again
     if args.url is not None:
-        report, status = asyncio.run(_run_http(url, headers, out_fd, options))
+        report, status = asyncio.run(_run_http(url, headers, out_fd, options, args, verify))
     else:
         _leftovers.become_subreaper()
         try:
@@ -231,7 +243,17 @@ def register(commands: Any) -> None:
                        help="relay the MCP server at this http(s) URL over Streamable HTTP instead of a command "
                             "(needs the [http] extra)")
     relay.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
-                       help="send this header with every request to --url (repeatable), e.g. 'Authorization: Bearer ...'")
+                       help="send this header with every request to --url (repeatable); ${NAME} in VALUE is taken "
+                            "from the environment, so a secret stays out of ps: 'Authorization: Bearer ${MCP_TOKEN}'")
+    relay.add_argument("--transport", choices=("auto", "streamable-http", "sse"), default="auto",
+                       help="--url: the transport; auto (the default) tries Streamable HTTP and falls back to the "
+                            "older HTTP+SSE (MCP 2024-11-05) where the server answers 400, 404 or 405")
+    relay.add_argument("--token-command", metavar="'CMD'",
+                       help="--url: a shell command whose output is a bearer token, run at start and again once "
+                            "when the server answers 401 (the token never appears in ps, the report or an error)")
+    relay.add_argument("--cacert", metavar="FILE", help="--url https: verify the server against this CA bundle (PEM)")
+    relay.add_argument("--cert", metavar="FILE", help="--url https: present this client certificate (PEM; mTLS)")
+    relay.add_argument("--key", metavar="FILE", help="--url https: the client certificate's private key (PEM), if not in --cert")
     relay.add_argument("--out", metavar="FILE", help="write the channel here instead of stdout")
     relay.add_argument("--call", action="append", default=[], metavar="NAME=JSON",
                        help="call tool NAME with these arguments after the handshake (repeatable)")

@@ -447,7 +447,7 @@ def exit_status(report: RelayReport) -> int:
     if reason.startswith("signal "):  # stopped by the user, in the handshake too: what was asked
         return 0
     if not server.get("started", False):  # a command that cannot start is bad usage; a URL that cannot be reached is not
-        return 1 if server.get("transport") == "http" else 2
+        return 1 if server.get("transport") is not None else 2
     if reason in REQUESTED:
         return 0
     if report.unreachable or reason == "handshake failed":

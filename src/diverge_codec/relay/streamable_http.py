@@ -30,7 +30,7 @@ Bounded whatever the server sends: every body is read in pieces (a compressed on
 counted; POSTs in flight are at most ``MAX_POSTS`` (the rest wait their turn); a redirect is
 followed only within the origin (307/308, at most ``MAX_REDIRECTS``); a stream that ends at
 once is reopened after a floor and a growing backoff. The report's ``server`` says
-``transport: "http"``, whether a session id was given (never its value), the statuses met,
+``transport`` (``streamable-http`` or ``sse``), whether a session id was given (never its value), the statuses met,
 sessions, reconnects and what ended it. Neither the URL nor a header's value appears in the
 report or an error: either may hold a credential.
 
@@ -54,9 +54,14 @@ from urllib.parse import urljoin, urlsplit
 from .._json import loads
 from ._events_shim import EventParser, RecentIds
 from .channel import ChannelRelay, ChannelWriter, RelayOptions, _first
+from .http_sse import LegacySse
+from .remote_auth import CredentialError, TokenSource, describe_challenge
 from .session import Phase, RelayReport
 
-__all__ = ["HttpRelay", "check_url", "load_httpx", "parse_header"]
+__all__ = ["TRANSPORTS", "HttpRelay", "check_url", "load_httpx", "parse_header"]
+
+TRANSPORTS = ("auto", "streamable-http", "sse")
+"""``auto``: Streamable HTTP, or the older HTTP+SSE where ``initialize``'s POST is answered 400, 404 or 405."""
 
 ACCEPT = "application/json, text/event-stream"
 ACCEPT_ENCODING = "gzip, deflate"
@@ -84,6 +89,10 @@ REASON_BYTES = 4096
 """What is read of a body the relay does not parse (an error's reason, another content type)."""
 MAX_REDIRECTS = 5
 REDIRECTS = (301, 302, 303, 307, 308)
+LEGACY_SIGNS = (400, 404, 405)
+"""Statuses to ``initialize``'s POST that mean "try the older HTTP+SSE transport" (MCP's backwards compatibility)."""
+METADATA_BYTES = 64 * 1024
+"""The most read of a protected resource's metadata (RFC 9728)."""
 
 
 class _Refused(Exception):
@@ -165,15 +174,32 @@ def _proxy_in_use(url: str) -> bool:
     return True
 
 
-class HttpRelay(ChannelRelay):
-    """One remote server relayed onto one channel over Streamable HTTP. ``await run()`` once."""
+class HttpRelay(LegacySse, ChannelRelay):
+    """One remote server relayed onto one channel over HTTP. ``await run()`` once.
+
+    ``transport``: ``auto`` (the default), ``streamable-http`` or ``sse`` (the older HTTP+SSE, ``http_sse``).
+    ``token_command``: a shell command whose output is a bearer token, run at start and again once on a 401
+    (``remote_auth.TokenSource``). ``verify``: an ``ssl.SSLContext`` for https (``remote_auth.tls_context``),
+    or None for the system's CAs (and ``SSL_CERT_FILE``)."""
+
+    _Refused = _Refused
+    _why = staticmethod(_why)
+    _origin_of = staticmethod(lambda url: _origin(url))
 
     def __init__(self, url: str, writer: ChannelWriter, options: RelayOptions = RelayOptions(),
-                 headers: Sequence[tuple[str, str]] = ()) -> None:
+                 headers: Sequence[tuple[str, str]] = (), *, transport: str = "auto", token_command: str | None = None,
+                 verify: Any = None) -> None:
         super().__init__(writer, options)
+        if transport not in TRANSPORTS:
+            raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}")
         self.url: str = check_url(url)
         self.headers: list[tuple[str, str]] = list(headers)
-        self.report.server = {"transport": "http", "started": False}
+        self.transport: str = transport
+        self.tokens: TokenSource | None = TokenSource(token_command) if token_command else None
+        self.verify: Any = verify
+        self.report.server = {"transport": "sse" if transport == "sse" else "streamable-http", "started": False}
+        self._calls_as_json = 0
+        self._legacy_sign: int | None = None  # the status that sent ``auto`` to the older transport
         self._origin = _origin(self.url)
         self._session_id: str | None = None
         self._statuses: collections.Counter[int] = collections.Counter()
@@ -216,14 +242,16 @@ class HttpRelay(ChannelRelay):
         self.report.server["proxy"] = _proxy_in_use(self.url)
         try:
             try:
-                client = httpx.AsyncClient(timeout=timeout, headers=headers, limits=limits, follow_redirects=False)
+                client = httpx.AsyncClient(timeout=timeout, headers=headers, limits=limits, follow_redirects=False,
+                                           **({"verify": self.verify} if self.verify is not None else {}))
             except (OSError, ValueError) as error:  # a CA file (SSL_CERT_FILE) that cannot be read
                 self._error = f"TLS: the CA file cannot be loaded ({type(error).__name__})"
                 self._end("unreachable")
             else:
                 async with client:
                     self._client = client
-                    self._spawn(self._initialize(self.session.start()))
+                    start = self.session.start()
+                    self._spawn(self._sse_session(start) if self.transport == "sse" else self._begin(start))
                     self._arm_expiry()
                     await self._stop.wait()
                     await self._end_session()
@@ -242,8 +270,11 @@ class HttpRelay(ChannelRelay):
         if self._lost_at is not None:
             self._without_session += time.monotonic() - self._lost_at
         server = self.report.server
+        if self.tokens is not None:
+            server["token_command_runs"] = self.tokens.runs
         server.update({
-            "session_id": self._session_id is not None or self._sessions > 0,
+            "session_id": self._session_id is not None or (self._sessions > 0 and server["transport"] != "sse"),
+            "calls_as_json": self._calls_as_json,
             "statuses": {str(code): count for code, count in sorted(self._statuses.items())},
             "get_stream": self._get_stream, "sessions": self._sessions,
             "without_session_s": round(self._without_session, 3), "calls_lost": self._calls_lost,
@@ -306,13 +337,23 @@ class HttpRelay(ChannelRelay):
 
     @contextlib.asynccontextmanager
     async def _open(self, method: str, what: str, headers: dict[str, str],
-                    content: bytes | None = None) -> AsyncIterator[Any]:
-        """One request's response, redirects followed within the origin (307/308 keep the method, body and
-        headers); a redirect elsewhere, or one that changes the method, is refused (``_Refused``)."""
-        url = self.url
-        for _ in range(MAX_REDIRECTS + 1):
+                    content: bytes | None = None, *, url: str | None = None) -> AsyncIterator[Any]:
+        """One request's response (to ``url``, by default the server's), redirects followed within the origin
+        (307/308 keep the method, body and headers); a redirect elsewhere, or one that changes the method, is
+        refused (``_Refused``). With a token source, a 401 makes it fetch a new token once and try again."""
+        moves_url, url = url is None, url or self.url
+        retried = False
+        for _ in range(MAX_REDIRECTS + 2):
+            sent_version = self.tokens.version if self.tokens is not None else 0
+            if self.tokens is not None and self.tokens.header is not None:
+                headers = {**headers, "Authorization": self.tokens.header}
             async with self._client.stream(method, url, headers=headers, content=content) as response:
                 self._statuses[response.status_code] += 1
+                if response.status_code == 401 and self.tokens is not None and not retried:
+                    retried = True
+                    await self._read_reason(response, count=False)
+                    await self._token(sent_version)
+                    continue
                 if response.status_code not in REDIRECTS:
                     yield response
                     return
@@ -321,8 +362,51 @@ class HttpRelay(ChannelRelay):
                     raise _Refused(f"HTTP {response.status_code} on {what}: a redirect that changes the request")
                 if _origin(target) != self._origin:
                     raise _Refused(f"HTTP {response.status_code} on {what}: redirect to another origin")
-                url = self.url = target
+                url = target
+                if moves_url:
+                    self.url = target
         raise _Refused(f"HTTP 3xx on {what}: more than {MAX_REDIRECTS} redirects")
+
+    async def _token(self, seen_version: int) -> None:
+        """A token from ``--token-command`` (a new one unless another request got one since ``seen_version``)."""
+        assert self.tokens is not None
+        try:
+            await self.tokens.refresh(seen_version)
+        except CredentialError as error:
+            raise _Refused(str(error)) from None
+
+    async def _refused_status(self, response: Any, status: int, what: str) -> None:
+        """Raise the refusal of a request answered ``status``, in words: for 401/403 what authorization the
+        server asks for (its ``WWW-Authenticate`` and, where it publishes one, its RFC 9728 metadata)."""
+        if status not in (401, 403):
+            raise _Refused(f"HTTP {status} on {what}")
+        challenge = response.headers.get("www-authenticate")
+        _, found = describe_challenge(status, challenge, None)
+        metadata = await self._resource_metadata(found.get("resource_metadata"))
+        words, found = describe_challenge(status, challenge, metadata)
+        self.report.server["authorization"] = found
+        raise _Refused(f"HTTP {status} on {what}: {words}")
+
+    async def _resource_metadata(self, url: object) -> dict[str, Any] | None:
+        """The protected resource's metadata (RFC 9728), fetched with no header of the relay's (another origin
+        may serve it); None where there is none or it cannot be read within bounds."""
+        if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https"):
+            return None
+        try:
+            async with self._httpx.AsyncClient(timeout=5.0, follow_redirects=False, **(
+                    {"verify": self.verify} if self.verify is not None else {})) as bare:
+                async with bare.stream("GET", url, headers={"Accept": "application/json"}) as response:
+                    if response.status_code != 200:
+                        return None
+                    body = b""
+                    async for piece in self._pieces(response):
+                        body += piece
+                        if len(body) > METADATA_BYTES:
+                            return None
+            parsed = loads(body)
+        except (self._httpx.HTTPError, ValueError, _Refused):
+            return None
+        return parsed if isinstance(parsed, dict) else None
 
     def _send(self, data: bytes) -> None:
         messages = data.splitlines()
@@ -349,8 +433,9 @@ class HttpRelay(ChannelRelay):
                 if generation != self._generation:
                     return
                 headers = {**self._request_headers(), "Content-Type": "application/json"}
+                legacy = self.report.server["transport"] == "sse"
                 try:
-                    async with self._open("POST", what, headers, message) as response:
+                    async with self._open("POST", what, headers, message, url=self._endpoint if legacy else None) as response:
                         status = response.status_code
                         if status >= 400:
                             if await self._session_forgotten(response):
@@ -358,7 +443,10 @@ class HttpRelay(ChannelRelay):
                             else:
                                 self._give_up(request_id, f"HTTP {status} on {what}")
                             return
-                        await self._read_answer(response, request_id, generation)
+                        if legacy:
+                            await self._sse_answered(response, request_id)
+                        else:
+                            await self._read_answer(response, request_id, generation, what)
                 except self._httpx.HTTPError as error:
                     if not self._stop.is_set():
                         self._error_seen = _why(error)
@@ -366,6 +454,10 @@ class HttpRelay(ChannelRelay):
         finally:
             self._waiting_posts -= 1
             self.session.server_reading = self._waiting_posts <= MAX_POSTS
+
+    async def _begin(self, message: bytes) -> None:
+        """The first session: Streamable HTTP, or (``auto``) the older HTTP+SSE where the POST says so."""
+        await self._initialize(message)
 
     async def _initialize(self, message: bytes) -> None:
         """POST ``initialize``; on a new session after a loss, again with backoff until ``reconnect_window``."""
@@ -379,8 +471,11 @@ class HttpRelay(ChannelRelay):
                     status = response.status_code
                     if status >= 400:
                         await self._read_reason(response)
+                        if first and self.transport == "auto" and status in LEGACY_SIGNS:
+                            self._legacy_sign = status
+                            break
                         if first or status < 500:
-                            raise _Refused(f"HTTP {status} on initialize")
+                            await self._refused_status(response, status, "initialize")
                         self._error_seen = f"HTTP {status} on initialize"
                         if not await self._backoff(delay):
                             return
@@ -391,7 +486,7 @@ class HttpRelay(ChannelRelay):
                         raise _Refused("the server's Mcp-Session-Id is not visible ASCII: unusable")
                     self.report.server["started"] = True
                     self._session_id = session_id
-                    await self._read_answer(response, self.session.initialize_id, generation)
+                    await self._read_answer(response, self.session.initialize_id, generation, "initialize")
             except self._httpx.HTTPError as error:
                 if first:
                     self._fail(_why(error), "unreachable")
@@ -402,6 +497,8 @@ class HttpRelay(ChannelRelay):
                 delay = min(delay * 2, BACKOFF_CAP)
                 continue
             break
+        if self._legacy_sign is not None:
+            await self._sse_session(message)
 
     def _received(self, reply: bytes) -> None:
         if self._awaiting_ready and self.session.phase is Phase.READY:
@@ -418,7 +515,8 @@ class HttpRelay(ChannelRelay):
         if self._lost_at is not None:
             self._without_session += self._session_made - self._lost_at
             self._lost_at = None
-        self._spawn(self._listen(self._generation))
+        if self.report.server["transport"] != "sse":  # there the one stream is the session's already
+            self._spawn(self._listen(self._generation))
 
     async def _backoff(self, delay: float) -> bool:
         """Wait ``delay`` before trying the server again, unless the window since the loss is spent: then end."""
@@ -450,7 +548,18 @@ class HttpRelay(ChannelRelay):
         failed_before = self.report.calls_failed
         restart = self.session.restart()
         self._calls_lost += self.report.calls_failed - failed_before
-        self._spawn(self._initialize(restart))
+        legacy = self.report.server["transport"] == "sse"
+        self._spawn(self._sse_again(restart) if legacy else self._initialize(restart))
+
+    async def _sse_again(self, initialize: bytes) -> None:
+        """A new HTTP+SSE session, with the same backoff and window as a Streamable HTTP one."""
+        delay = RETRY_FLOOR * 5
+        generation = self._generation
+        while not self._stop.is_set() and generation == self._generation and self._awaiting_ready:
+            if not await self._backoff(delay):
+                return
+            await self._sse_session(initialize)
+            delay = min(delay * 2, BACKOFF_CAP)
 
     def _give_up(self, request_id: object, reason: str) -> None:
         if isinstance(request_id, int) and request_id in self.session.pending:
@@ -460,6 +569,8 @@ class HttpRelay(ChannelRelay):
     async def _session_forgotten(self, response: Any) -> bool:
         """A 404 for the session, or a 400 whose body says the session is unknown (server-everything's)."""
         reason = await self._read_reason(response)
+        if self.report.server["transport"] == "sse":  # the session is in the endpoint's URL
+            return response.status_code == 404 and self._endpoint is not None
         if self._session_id is None:
             return False
         return response.status_code == 404 or (response.status_code == 400 and b"session" in reason.lower())
@@ -493,9 +604,9 @@ class HttpRelay(ChannelRelay):
                 if not data and len(piece) < PIECE:
                     break
 
-    async def _read_reason(self, response: Any) -> bytes:
+    async def _read_reason(self, response: Any, *, count: bool = True) -> bytes:
         """At most ``REASON_BYTES`` of a body the relay does not parse; the rest is never read."""
-        self._unread_bodies += 1
+        self._unread_bodies += count
         kept = b""
         try:
             async for piece in self._pieces(response):
@@ -506,7 +617,7 @@ class HttpRelay(ChannelRelay):
             pass
         return kept
 
-    async def _read_answer(self, response: Any, request_id: object, generation: int) -> None:
+    async def _read_answer(self, response: Any, request_id: object, generation: int, what: str) -> None:
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if kind == "text/event-stream":
             parser = self._parser()
@@ -514,6 +625,7 @@ class HttpRelay(ChannelRelay):
             if isinstance(request_id, int) and request_id in self.session.pending and not self._stop.is_set():
                 await self._resume(parser, request_id, generation)
         elif kind == "application/json":
+            self._calls_as_json += what == "tools/call"  # its progress cannot arrive: say so
             body = await self._read_body(response)
             if body is not None:
                 self._received(self.session.receive_messages([body]))
@@ -653,7 +765,7 @@ class HttpRelay(ChannelRelay):
 
     async def _end_session(self) -> None:
         """DELETE the session (a 405 says the server does not allow it: fine)."""
-        if self._session_id is None or self._ended_by == "session gone":
+        if self._session_id is None or self._ended_by == "session gone" or self.report.server["transport"] == "sse":
             return
         try:
             response = await asyncio.wait_for(
