@@ -1,11 +1,12 @@
 """``diverge-codec relay -- COMMAND [ARG...]`` or ``relay --url URL``: relay an MCP server's notifications as a channel.
 
 A thin layer over ``diverge_codec.relay``: the options are ``RelayOptions``'
-fields, the output is the mcp-notifications channel as stream records (stdout, or
-``--out``), and the report is one JSON line on stderr. Exit status: 0 the server ended
-on its own with 0 or was shut down on request (a signal, ``--duration``,
-``--until-answered``), 1 it failed, was killed or never answered ``initialize``, 2 bad
-usage or a command that cannot start.
+fields, the output is the mcp-notifications channel as stream records (stdout, never a
+terminal unless ``--force-tty``, or ``--out``), and the report is one JSON line on stderr,
+after a line for each failed call and a hint for a server not reached (``_watch``). Exit
+status: 0 the server ended on its own with 0 or was shut down on request (a signal,
+``--duration``, ``--until-answered``), 1 it failed, was killed or never answered
+``initialize``, 2 bad usage or a command that cannot start, 3 a call or request failed.
 
 On Linux the command makes itself a child subreaper, so whatever the server starts is its
 descendant until the end, even a daemon that left the server's process group and cleared
