@@ -17,6 +17,7 @@ from diverge_codec import samples
 from diverge_codec.cli import SUBCOMMANDS, _watch, main
 
 MN = ("--channel", "mcp-notifications")
+POSIX = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals and a relayed command are POSIX only")
 
 
 def run(*args: str, stdin: int | None = None, input: bytes | None = None, stdout: int | None = subprocess.PIPE):
@@ -56,6 +57,7 @@ def test_an_empty_pipe_without_a_dash_is_refused_too():
     assert done.returncode == 2 and b"add -" in done.stderr
 
 
+@POSIX
 @pytest.mark.parametrize("stdin", ["terminal", "null", "closed"])
 def test_no_input_given_shows_the_sample_saying_so(stdin):
     if stdin == "terminal":
@@ -123,6 +125,7 @@ def test_long_params_are_clipped_in_text():
 
 # --- relay: the terminal as the channel --------------------------------------------------------
 
+@POSIX
 def test_the_channel_is_not_written_to_a_terminal():
     done = on_terminal("relay", "--", "true", stream="stdout")
     assert done.returncode == 2
@@ -131,6 +134,7 @@ def test_the_channel_is_not_written_to_a_terminal():
                            b"anyway)\n")
 
 
+@POSIX
 def test_force_tty_writes_it_anyway():
     done = on_terminal("relay", "--force-tty", "--", "true", stream="stdout")
     assert done.returncode == 1, done.stderr  # `true` is no MCP server: it ends before initialize

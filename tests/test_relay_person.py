@@ -18,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = Path(__file__).with_name("relay_servers.py")
 EXAMPLE = ROOT / "examples" / "mcp_relay" / "server.py"
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="a relayed command and pseudo-terminals are POSIX only")
 needs_mcp = pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the example server needs the [mcp] extra")
 needs_http = pytest.mark.skipif(importlib.util.find_spec("httpx2") is None and importlib.util.find_spec("httpx") is None,
                                 reason="--url needs the [http] extra")
