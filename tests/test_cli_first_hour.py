@@ -174,7 +174,11 @@ def server(**fields):
     (server(error="name resolution: Name or service not known"), "the host name could not be resolved"),
     (server(error="TLS: CERTIFICATE_VERIFY_FAILED"), "check the certificate"),
     (server(error="HTTP 502 on initialize"), "its log says why"),
-    ({"unreachable": True, "server": {"started": True}}, "is the command an MCP server that speaks stdio?"),
+    ({"unreachable": True, "server": {"started": True}}, "the server ended before answering initialize: is the command an MCP server"),
+    ({"unreachable": True, "server": {"started": True, "exit_status": 1}}, "initialize (it exited with 1): is the command"),
+    ({"unreachable": True, "server": {"started": True, "exit_status": None, "signal": "SIGKILL"}}, "(ended by SIGKILL)"),
+    ({"unreachable": True, "server": {"started": False, "error": "No such file or directory"}},
+     "the command could not start (No such file or directory): check its name, the PATH"),
     ({"unreachable": False, "server": {"started": True, "shutdown": "handshake failed"}}, "--protocol-version"),
     ({"unreachable": False, "server": {"started": True, "shutdown": "initialize timed out"}}, "in time"),
 ])

@@ -85,8 +85,13 @@ def unreachable_line(report: dict[str, Any]) -> str | None:
         statuses = " ".join(str(code) for code in (server.get("statuses") or {}))
         hint = next((text for pattern, text in HINTS if pattern.search(f"{why} {statuses}")), None)
         return f"could not reach the server ({escape(why)})" + (f": {hint}" if hint else "")
+    if not server.get("started", True):
+        why = escape(str(server.get("error") or "unknown"))
+        return f"the command could not start ({why}): check its name, the PATH and its permissions"
     if report.get("unreachable"):
-        return "the server ended before answering initialize: is the command an MCP server that speaks stdio?"
+        code, signal = server.get("exit_status"), server.get("signal")
+        how = f" (it exited with {code})" if code is not None else f" (ended by {escape(str(signal))})" if signal else ""
+        return f"the server ended before answering initialize{how}: is the command an MCP server that speaks stdio?"
     if shutdown == "initialize timed out":
         return "the server did not answer initialize in time (--request-timeout): is it an MCP server?"
     if shutdown == "handshake failed":
