@@ -1,8 +1,8 @@
 """How inspect writes frames: text for people, JSON Lines for programs, and a progress line.
 
 Both writers show the same things: names, modes and methods escaped; Error messages
-as their length and details and secret values as ``<redacted>`` (JSON: null) unless
-``show_values``. Nothing is kept per frame past its batch: each read's frames are written
+as their length, details and secret values as ``<redacted>`` (JSON: null), and a
+notification's params not at all (JSON: null) unless ``show_values``. Nothing is kept per frame past its batch: each read's frames are written
 as one block as soon as they are checked.
 """
 
