@@ -29,6 +29,9 @@ intersphinx_mapping = {}
 # bench_targets.md is generated and included by performance.md, not a page of its own.
 exclude_patterns = ["_build", "bench_targets.md"]
 html_theme = "alabaster"
+# Code blocks wrap long lines (docs/_static/wrap.css) rather than cut them off at the right edge.
+html_static_path = ["_static"]
+html_css_files = ["wrap.css"]
 
 
 def _public_bases(app, name, obj, options, bases):  # noqa: ANN001, ARG001 - Sphinx's event signature

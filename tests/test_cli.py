@@ -23,7 +23,7 @@ def run(*args, input=None, env=None):
 
 
 def test_inspect_with_no_file_shows_both_sample_sessions():
-    done = run("inspect")
+    done = run("inspect", "--sample")
     out = done.stdout.decode()
     assert done.returncode == 0, done.stderr
     assert "tools-begin: built-in sample session\n" in out

@@ -245,4 +245,4 @@ def test_help_is_plain_text_with_an_example_per_subcommand():
         assert done.returncode == 0 and f"  diverge-codec {' '.join(argv)}" in text.partition("examples:\n")[2]
         assert "``" not in text and ":func:" not in text and ":class:" not in text
     shown = " ".join(run(("inspect", "--help"), None).stdout.decode().split())
-    assert "--show-values also print what frames carry: Error messages and details" in shown and "(credentials)" in shown
+    assert "--show-values also print what frames carry: a notification's params, Error messages and details" in shown and "(credentials)" in shown

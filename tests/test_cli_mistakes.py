@@ -203,8 +203,8 @@ def test_doctor_help_has_a_description_and_examples(capsys):
         main(["doctor", "--help"])
     assert exited.value.code == 0
     text = capsys.readouterr().out
-    assert text.splitlines()[2] == ("Say which core (compiled or pure) and which JSON backend this install uses, and why; "
-                                    "where it could compile and did not, how to build it.")
+    assert text.splitlines()[2:4] == ["Say which core (compiled or pure) and which JSON backend this install uses, and why;",
+                                      "where it could compile and did not, how to build it."]
     assert text.partition("examples:\n")[2] == (
         "  diverge-codec doctor\n  diverge-codec doctor --require-extension && python -m pytest -q tests\n")
 

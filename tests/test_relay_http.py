@@ -157,7 +157,7 @@ def test_a_stream_without_ids_that_breaks_off_is_counted_and_its_call_times_out(
     status, out, report = _relay(url, "--call", "go", "--until-answered", "--grace", "1", "--request-timeout", "2")
     assert [n["params"]["progress"] for n in channel(out)[0]] == [1]
     assert report["server"]["unrecovered"] == 1 and report["server"]["reconnects"] == 0
-    assert report["calls"] == {"sent": 1, "answered": 0, "failed": 1, "timed_out": 1} and status == 0
+    assert report["calls"] == {"sent": 1, "answered": 0, "failed": 1, "timed_out": 1} and status == 3  # a call failed
 
 
 # --- bad usage ---------------------------------------------------------------------------
@@ -229,7 +229,8 @@ def test_an_mcp_2x_streamable_http_server_relayed_until_answered(mcp_v2_http):
     status, out, report = _relay(mcp_v2_http, "--request", 'logging/setLevel={"level":"debug"}', "--call", "emit_all",
                                  "--until-answered", "--grace", "2", timeout=120)
     notifications, error, state = channel(out)
-    assert status == 0 and error is None and state is State.FINISHED
-    assert report["calls"]["answered"] == 2 and report["relayed"] == len(notifications) > 0
+    # mcp 2.x's server lacks logging/setLevel (-32601): a request asked for failed, exit 3
+    assert status == 3 and error is None and state is State.FINISHED
+    assert report["calls"]["answered"] == 2 and report["calls"]["failed"] == 1 and report["relayed"] == len(notifications) > 0
     assert {"notifications/message", "notifications/progress"} <= {n["method"] for n in notifications}
     assert report["server"]["transport"] == "streamable-http" and report["server"]["session_id"] is True

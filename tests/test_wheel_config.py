@@ -36,7 +36,7 @@ needs_cibuildwheel = pytest.mark.skipif(not HAVE_CIBUILDWHEEL, reason="cibuildwh
 
 ROOT = Path(__file__).resolve().parent.parent
 PLACEHOLDER = re.compile(r"(?<!#)\{[a-z_]+\}")
-VERSIONS = ("cp310", "cp311", "cp312", "cp313", "cp314")
+VERSIONS = ("cp311", "cp312", "cp313", "cp314")
 # (platform, the arch its runner in .github/workflows/wheels.yml builds, platform tags expected)
 RUNNERS = [
     ("linux", "x86_64", ("manylinux_x86_64", "musllinux_x86_64")),

@@ -1,10 +1,11 @@
-"""``diverge-codec``: inspect captures, encode frames from JSON Lines, run the benchmark.
+"""``diverge-codec``: inspect captures, encode frames from JSON Lines, relay an MCP server, say how it is built, benchmark.
 
 An adapter over the sans-IO codec, checkers and stream envelope: all the reading
 and writing of files happens here, a module per subcommand. Whatever goes wrong is
 one line on stderr, never a traceback and never a value from the input: 0 a valid
-capture, 1 an invalid one, 2 bad usage or input the tool refuses, 130 interrupted,
-141 standard output closed early (``| head``; nothing is written to stderr).
+capture, 1 an invalid one, 2 bad usage or input the tool refuses, 3 a relay whose call
+failed, 130 interrupted, 141 standard output closed early (``| head``; nothing is
+written to stderr).
 
 Each subcommand module has ``register(subcommands)``, which adds its parser and sets
 ``run`` (the function taking the parsed arguments and returning the exit status).
@@ -33,14 +34,22 @@ EXIT_INTERRUPTED = 130
 EXIT_CLOSED_PIPE = 141
 """128 + SIGPIPE: what a shell shows for a tool that a closed pipe ended; ``set -o pipefail`` treats it as such."""
 
-DESCRIPTION = "Inspect captures of the diverge tools-begin and mcp-notifications channels, encode frames, run the benchmark."
+DESCRIPTION = """\
+Check, write and relay the diverge tools-begin and mcp-notifications channels:
+inspect a capture (or the built-in sample), encode frames from JSON Lines, relay an
+MCP server's notifications onto the mcp-notifications channel, say which core an
+install uses, run the benchmark."""
 EPILOG = """\
-exit status: 0 a valid capture, 1 an invalid one, 2 bad usage or input refused
-(one line on stderr), 130 interrupted, 141 standard output closed early.
+exit status: 0 a valid capture or a relay that ended as asked, 1 an invalid capture
+or a failed relay, 2 bad usage or input refused (one line on stderr), 3 a relay
+whose call or request failed, 130 interrupted, 141 standard output closed early.
 
 examples:
-  diverge-codec inspect
+  diverge-codec inspect --sample
   diverge-codec inspect capture.bin --channel tools-begin
+  diverge-codec relay --call 'emit_all={}' --until-answered -- python server.py \\
+      | diverge-codec inspect --channel mcp-notifications -
+  diverge-codec doctor
   diverge-codec COMMAND --help
 """
 

@@ -1,8 +1,8 @@
 """How inspect writes frames: text for people, JSON Lines for programs, and a progress line.
 
 Both writers show the same things: names, modes and methods escaped; Error messages
-as their length and details and secret values as ``<redacted>`` (JSON: null) unless
-``show_values``. Nothing is kept per frame past its batch: each read's frames are written
+as their length, details and secret values as ``<redacted>`` (JSON: null), and a
+notification's params not at all (JSON: null) unless ``show_values``. Nothing is kept per frame past its batch: each read's frames are written
 as one block as soon as they are checked.
 """
 
@@ -12,6 +12,7 @@ import sys
 import time
 from typing import IO, Any
 
+from .. import _json
 from .._model import ErrorData, McpNotificationsTag
 from ._safe import escape, json_line
 
@@ -52,6 +53,9 @@ def summary(frame: Any, show_values: bool = False) -> str:
         text = "rotating: " + ", ".join(f"{escape(n)}={_shown(v) if show_values else HIDDEN}" for n, v in frame.values.items())
     elif name == "Notification":
         text = f"method {escape(str(frame.method))}"
+        present, params = _params(frame) if show_values else (False, None)
+        if present:
+            text += f" params={_shown(params)}"
     else:
         error = frame.error
         message = _shown(error.message) if show_values else f"<{len(error.message)} chars>"
@@ -74,13 +78,23 @@ def fields(frame: Any, show_values: bool = False) -> dict[str, Any]:
     if name == "Inactive":
         return {"names": list(frame.values), "values": dict(frame.values) if show_values else None}
     if name == "Notification":
-        return {"method": frame.method}
+        return {"method": frame.method, "params": _params(frame)[1] if show_values else None}
     error = frame.error
     message = {"message_chars": len(error.message), "message": error.message if show_values else None}
     if isinstance(error, ErrorData):
         present = error.data is not None
         return {"code": error.code, **message, "data_present": present, "data": error.data if show_values else None}
     return {**message, "detail_names": list(error.details), "details": dict(error.details) if show_values else None}
+
+
+def _params(frame: Any) -> tuple[bool, Any]:
+    """A notification's params, present (null included) and value: parsed only for --show-values, as inspect reads
+    notifications lazily (``decode_lazy``'s ``params_json``); ``decode``'s keep them in ``notification``."""
+    if hasattr(type(frame), "params_json"):
+        params_json = frame.params_json
+        return params_json is not None, None if params_json is None else _json.loads(params_json)
+    notification = frame.notification
+    return "params" in notification, notification.get("params")
 
 
 class Text:
@@ -113,7 +127,7 @@ class Text:
         start = self._starts.get(kind)
         if start is None:
             start = self._starts[kind] = f"  {frame.tag.value:3d}  {variant(kind):<14} "
-        if frame.tag is NOTIFICATION:
+        if frame.tag is NOTIFICATION and not self.show_values:  # with values, each frame's params differ
             method = frame.method
             text = self._methods.get(method)
             if text is None:

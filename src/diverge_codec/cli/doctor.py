@@ -131,7 +131,7 @@ examples:
 def register(commands: Any) -> None:
     doctor = commands.add_parser(
         "doctor", help="say which core and JSON backend are in use, and why",
-        description="Say which core (compiled or pure) and which JSON backend this install uses, and why; "
+        description="Say which core (compiled or pure) and which JSON backend this install uses, and why;\n"
                     "where it could compile and did not, how to build it.",
         epilog=EPILOG,
     )

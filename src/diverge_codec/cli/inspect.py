@@ -10,7 +10,9 @@ processed live. Reading stops at the first frame that decides the verdict, at
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
+import stat
 import signal
 import sys
 import threading
@@ -69,7 +71,7 @@ class Session:
         self.frames: int = 0
         self.verdict: dict[str, Any] | None = None
         # A notification is validated whole as decode does (the same refusals) but no params object is built:
-        # inspect shows only its method.
+        # inspect shows its method, and parses its params only for --show-values.
         self._decode = self.codec.decode_lazy if channel == "mcp-notifications" else self.codec.decode
 
     def frame(self, payload: Payload) -> tools_begin.Frame | mcp_notifications.Frame | mcp_notifications.LazyNotification | None:
@@ -177,10 +179,14 @@ def _at_limit(session: Session, max_frames: int | None) -> bool:
 def cmd_inspect(args: argparse.Namespace) -> int:
     output = JsonLines(args.show_values) if args.json else Text(args.show_values)
     runs: list[tuple[str, str, Iterator[list[Payload]]]]
+    if args.file is None and not args.sample:
+        _sample_instead_of_stdin()
     if args.file is None:
         runs = [(name, "built-in sample session", iter([list[Payload](make())])) for name, make in samples.SESSIONS.items()
                 if args.channel in (None, name)]
     else:
+        if args.sample:
+            raise UsageError("--sample shows the built-in sample sessions: give it no FILE")
         if args.channel is None:
             raise UsageError("--channel is required with a FILE")
         source = Input(args.file)  # a missing file or a directory: refused before the header
@@ -205,6 +211,37 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0 if valid else 1
 
 
+def _sample_instead_of_stdin() -> None:
+    """No FILE and no ``--sample``: the sample sessions where no input can be meant, else a refusal naming ``-``.
+
+    A terminal, a closed standard input or the null device (a CI job, ``< /dev/null``) means nothing
+    was given: the sample is shown, saying so on stderr. A pipe, file or socket means input was given
+    and ``-`` was forgotten (``relay ... | inspect --channel mcp-notifications``): showing the sample
+    there would be a convincing wrong answer, so it is refused, exit 2.
+    """
+    if _stdin_is_input():
+        raise UsageError("standard input is not a terminal, but no FILE was given: to inspect it, add - "
+                         "(diverge-codec inspect --channel CHANNEL -); for the built-in sample sessions, --sample")
+    print("diverge-codec: no FILE given: showing the built-in sample sessions (--sample); "
+          "to inspect a capture, give FILE, or - for standard input", file=sys.stderr, flush=True)
+
+
+def _stdin_is_input() -> bool:
+    """Standard input is something that can carry a capture: open, not a terminal, not the null device."""
+    try:
+        if os.isatty(0):
+            return False
+        mode, device = os.fstat(0).st_mode, os.fstat(0).st_rdev
+    except OSError:  # closed
+        return False
+    if stat.S_ISCHR(mode):
+        try:
+            return device != os.stat(os.devnull).st_rdev
+        except OSError:
+            return True
+    return True
+
+
 def _json_hint(name: str, expected: str) -> str:
     """What to run on JSON text or JSON Lines (a capture of a server's lines): the relay replays it as the channel.
 
@@ -226,14 +263,20 @@ output:
 what is shown: secret names, modes and a notification's method, escaped so that
 no control character, escape sequence, newline or bidi override reaches the
 terminal. Error messages are shown as their length in characters, error details
-and secret values as <redacted>, unless --show-values.
+and secret values as <redacted>, and a notification's params not at all, unless
+--show-values (text: each summary clipped to 200 characters; --json: whole).
 
 exit status: 0 valid (or valid so far with --open, --max-frames), 1 a frame or
 the stream breaks the channel's rules, 2 bad usage or unreadable input,
 130/143 interrupted by SIGINT/SIGTERM (the summary is still written).
 
+FILE: a capture, or - for standard input. With none, --sample shows the built-in
+sample session of each channel; without --sample, standard input that could be a
+capture (a pipe, a file, a socket) is refused (exit 2, naming -), and on a
+terminal, a closed standard input or /dev/null the sample is shown, saying so.
+
 examples:
-  diverge-codec inspect
+  diverge-codec inspect --sample
   diverge-codec inspect capture.bin --channel tools-begin
   diverge-codec relay ... | diverge-codec inspect - --channel mcp-notifications --json
   diverge-codec inspect payloads.hex --channel mcp-notifications --hex --max-frames 100
@@ -247,7 +290,8 @@ def register(commands: Any) -> None:
         "inspect", help="list a capture's frames and check its sequence",
         description="List a capture's frames and check its sequence, as the capture arrives.", epilog=EPILOG,
     )
-    inspect.add_argument("file", nargs="?", metavar="FILE|-", help="a capture (- for standard input); none: the built-in sample sessions")
+    inspect.add_argument("file", nargs="?", metavar="FILE|-", help="a capture (- for standard input)")
+    inspect.add_argument("--sample", action="store_true", help="inspect the built-in sample session of each channel (or of --channel)")
     inspect.add_argument("--channel", choices=list(CHANNELS), help="the channel the capture is of (required with FILE)")
     inspect.add_argument("--hex", action="store_true", help="one payload a line, in hex, instead of the stream envelope")
     inspect.add_argument("--json", action="store_true", help="JSON Lines: an object a frame, then a summary object")
@@ -257,8 +301,9 @@ def register(commands: Any) -> None:
     inspect.add_argument("--max-frames", type=_count, metavar="N", help="stop after N frames (the verdict is then 'ok so far')")
     inspect.add_argument(
         "--show-values", action="store_true",
-        help="also print what frames carry: Error messages and details (the container's words, which can hold "
-             "values by mistake) and the rotating secrets' values of Inactive frames (credentials); escaped all the same",
+        help="also print what frames carry: a notification's params, Error messages and details (the container's words, "
+             "which can hold values by mistake) and the rotating secrets' values of Inactive frames (credentials); "
+             "escaped and clipped all the same",
     )
     inspect.set_defaults(run=cmd_inspect)
 

@@ -1,11 +1,12 @@
 """``diverge-codec relay -- COMMAND [ARG...]`` or ``relay --url URL``: relay an MCP server's notifications as a channel.
 
 A thin layer over ``diverge_codec.relay``: the options are ``RelayOptions``'
-fields, the output is the mcp-notifications channel as stream records (stdout, or
-``--out``), and the report is one JSON line on stderr. Exit status: 0 the server ended
-on its own with 0 or was shut down on request (a signal, ``--duration``,
-``--until-answered``), 1 it failed, was killed or never answered ``initialize``, 2 bad
-usage or a command that cannot start.
+fields, the output is the mcp-notifications channel as stream records (stdout, never a
+terminal unless ``--force-tty``, or ``--out``), and the report is one JSON line on stderr,
+after a line for each failed call and a hint for a server not reached (``_watch``). Exit
+status: 0 the server ended on its own with 0 or was shut down on request (a signal,
+``--duration``, ``--until-answered``), 1 it failed, was killed or never answered
+``initialize``, 2 bad usage or a command that cannot start, 3 a call or request failed.
 
 On Linux the command makes itself a child subreaper, so whatever the server starts is its
 descendant until the end, even a daemon that left the server's process group and cleared
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import sys
 from types import ModuleType
@@ -31,6 +31,7 @@ from ..relay.session import (
     PROTOCOL_VERSION, SUPPORTED_VERSIONS, RelayReport,
 )
 from ._safe import UsageError, create_private
+from ._watch import EXIT_CALL_FAILED, Watch, refuse_terminal
 
 if TYPE_CHECKING:
     from ..relay.channel import ChannelRelay, RelayOptions
@@ -92,7 +93,7 @@ def _options(args: argparse.Namespace) -> RelayOptions:
         outbox_bytes=args.outbox_bytes, server_stderr=subprocess.DEVNULL if args.quiet_server else None)
 
 
-async def _run(command: list[str], out_fd: int, options: RelayOptions) -> tuple[dict[str, Any], int]:
+async def _run(command: list[str], out_fd: int, options: RelayOptions, watch: Watch) -> tuple[dict[str, Any], int]:
     from ..relay import leftovers as _leftovers
     from ..relay.channel import exit_status, open_writer
     from ..relay.stdio import ServerRelay
@@ -100,7 +101,7 @@ async def _run(command: list[str], out_fd: int, options: RelayOptions) -> tuple[
     writer = await open_writer(out_fd)
     relay = ServerRelay(command, writer, options)
     try:
-        report = await _until_signalled(relay)
+        report = await _until_signalled(relay, watch)
     finally:
         adopted = _leftovers.end_children()  # orphans this subreaper adopted that no mark found
         await _leftovers.reap(adopted)
@@ -110,18 +111,18 @@ async def _run(command: list[str], out_fd: int, options: RelayOptions) -> tuple[
 
 
 async def _run_http(url: str, headers: list[tuple[str, str]], out_fd: int, options: RelayOptions,
-                    args: argparse.Namespace, verify: Any) -> tuple[dict[str, Any], int]:
+                    args: argparse.Namespace, verify: Any, watch: Watch) -> tuple[dict[str, Any], int]:
     from ..relay.channel import exit_status, open_writer
     from ..relay.streamable_http import HttpRelay  # only here: a stdio relay does not import the HTTP client
 
     relay = HttpRelay(url, await open_writer(out_fd), options, headers, transport=args.transport,
                       token_command=args.token_command, verify=verify)
-    report = await _until_signalled(relay)
+    report = await _until_signalled(relay, watch)
     return report.as_dict(), exit_status(report)
 
 
-async def _until_signalled(relay: ChannelRelay) -> RelayReport:
-    """Run the relay with SIGINT/SIGTERM as its shutdown (where the loop has signal handlers)."""
+async def _until_signalled(relay: ChannelRelay, watch: Watch) -> RelayReport:
+    """Run the relay with SIGINT/SIGTERM as its shutdown (where the loop has signal handlers), watched (``_watch``)."""
     import asyncio
     import signal
 
@@ -133,9 +134,11 @@ async def _until_signalled(relay: ChannelRelay) -> RelayReport:
             handled.append(signum)
         except NotImplementedError:  # Windows' loop: Ctrl-C ends the process
             pass
+    watch.attach(relay)
     try:
         return await relay.run()
     finally:
+        watch.detach()
         for signum in handled:
             loop.remove_signal_handler(signum)
 
@@ -203,6 +206,8 @@ def cmd_relay(args: argparse.Namespace) -> int:
     elif sys.platform == "win32":
         raise UsageError("relay runs MCP servers on POSIX systems only (Linux, macOS); "
                          "--url, inspect and encode run everywhere")
+    refuse_terminal(args.out, args.force_tty)
+    watch = Watch(args.answers, args.report, args.request_timeout)  # its files made (or refused) before the server starts
     driver = _driver(tls=args.url is not None)
     import asyncio
 
@@ -213,30 +218,53 @@ def cmd_relay(args: argparse.Namespace) -> int:
     _keep_freed_memory()
     gc.freeze()  # what start-up made lives as long as the process: the collector need not walk it again
     if args.url is not None:
-        report, status = asyncio.run(_run_http(url, headers, out_fd, options, args, verify))
+        report, status = asyncio.run(_run_http(url, headers, out_fd, options, args, verify, watch))
     else:
         _leftovers.become_subreaper()
         try:
-            report, status = asyncio.run(_run(command, out_fd, options))
+            report, status = asyncio.run(_run(command, out_fd, options, watch))
         except driver.RelayUnsupported as error:
             raise UsageError(str(error)) from None
-    report["exit_status"] = status
-    print(json.dumps(report, separators=(",", ":")), file=sys.stderr, flush=True)
-    return status
+    return watch.finish(report, status)
+
+
+EPILOG = f"""\
+output: the channel (binary stream records) on stdout, or --out FILE; never onto a
+terminal (exit 2) unless --force-tty. On stderr: one line for each call or request
+that failed (its name, the JSON-RPC error code and the server's message, isError,
+or a timeout), one line with a hint for a server that could not be reached, and
+last the JSON report (or in --report FILE). With stderr a terminal, a status line
+while it runs: seen, relayed, dropped, and that Ctrl-C stops it. No argument value
+or answer is printed unless --answers.
+
+exit status: 0 the server ended on its own with 0 or was shut down on request
+(SIGINT/SIGTERM, --duration, --until-answered) and every call and request
+succeeded; 1 it failed, was killed, never answered initialize, could not be
+reached or ended the session; 2 bad usage, a terminal as the channel, or a command
+that cannot start; {EXIT_CALL_FAILED} it ended as asked, but a call or request failed. A
+second SIGINT/SIGTERM skips the grace.
+
+examples:
+  diverge-codec relay -- python examples/mcp_relay/server.py > channel.bin
+      (a stdio server, until it exits or Ctrl-C)
+  diverge-codec relay --call 'emit_all={{}}' --until-answered -- python server.py \\
+      | diverge-codec inspect --channel mcp-notifications -
+  diverge-codec relay --url http://127.0.0.1:8000/mcp --request 'tools/list={{}}' \\
+      --answers - --until-answered --out channel.bin
+  diverge-codec relay --url https://example.com/mcp \\
+      --header 'Authorization: Bearer ...' --duration 60 --out channel.bin
+"""
 
 
 def register(commands: Any) -> None:
     relay = commands.add_parser(
-        "relay", help="relay an MCP server's notifications as a mcp-notifications channel",
-        description="Start COMMAND as a stdio MCP server (or reach one at --url over Streamable HTTP), do the MCP "
-                    "handshake, relay every notification it writes as the mcp-notifications channel (stream "
-                    "records) and print a JSON report on stderr.",
+        "relay", help="relay an MCP server's notifications as an mcp-notifications channel",
+        description="Start COMMAND as a stdio MCP server (or reach one at --url over Streamable HTTP), do\n"
+                    "the MCP handshake, relay every notification it writes as the mcp-notifications\n"
+                    "channel (stream records), and print a JSON report on stderr.",
         usage="diverge-codec relay [options] -- COMMAND [ARG...]\n       diverge-codec relay [options] --url URL "
               "[--header 'NAME: VALUE' ...]",
-        epilog="Exit status: 0 the server ended on its own with 0 or was shut down on request (SIGINT/SIGTERM, "
-               "--duration, --until-answered); 1 it failed, was killed, never answered initialize, could not be "
-               "reached or ended the session; 2 bad usage or a command that cannot start. A second SIGINT/SIGTERM "
-               "skips the grace.")
+        epilog=EPILOG)
     relay.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]",
                        help="the server to start, after '--'")
     relay.add_argument("--url", metavar="URL",
@@ -280,4 +308,15 @@ def register(commands: Any) -> None:
     relay.add_argument("--outbox-bytes", type=_positive(int), default=DEFAULT_OUTBOX_BYTES, metavar="BYTES",
                        help="notifications queued for a slow consumer before dropping (default %(default)s)")
     relay.add_argument("--quiet-server", action="store_true", help="discard the server's stderr")
+    _register_person_options(relay)
     relay.set_defaults(run=cmd_relay)
+
+
+def _register_person_options(relay: argparse.ArgumentParser) -> None:
+    """The options about what a person sees (``_watch``): answers, the report's place, a terminal as the channel."""
+    relay.add_argument("--answers", metavar="FILE|-",
+                       help="write each answer to --request and --call, as a JSON line {\"request\": ..., \"answer\": ...}, "
+                            "to FILE (made private) or - for stderr; they can hold values, so none is shown without it")
+    relay.add_argument("--report", metavar="FILE", help="write the JSON report to FILE instead of last on stderr")
+    relay.add_argument("--force-tty", action="store_true",
+                       help="write the channel (binary records) to standard output even where it is a terminal")
