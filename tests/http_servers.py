@@ -34,6 +34,15 @@ Hostile and restarting ones (the relay must stay bounded, end in bounded time, s
 - ``redirect-same``/``redirect-other``/``redirect-loop``: ``/mcp`` answers 307 to ``/mcp/`` (served), to another
   port, or to itself.
 - ``hang``: never answers ``initialize``.
+- ``json-calls``: calls answered with one JSON body (``enableJsonResponse``): their progress cannot arrive.
+- ``sse-elsewhere``: the older HTTP+SSE transport whose ``endpoint`` event names another origin.
+- ``bearer:VALID``: every request needs ``Authorization: Bearer tok-N``; ``tok-1`` serves the first VALID
+  requests, then only a later ``tok-N`` (a token that expires mid-session). Without a usable token: 401 with
+  ``WWW-Authenticate: Bearer error="invalid_token", resource_metadata="..."``, and the metadata (RFC 9728) is
+  served at ``/.well-known/oauth-protected-resource``.
+
+With ``TLS_CERT`` and ``TLS_KEY`` in the environment it serves https (and with ``TLS_CLIENT_CA`` it requires a
+client certificate that CA signed).
 """
 
 from __future__ import annotations
@@ -125,12 +134,30 @@ def _event_bomb() -> bytes:
     return STATE["event-bomb"]  # type: ignore[return-value]
 
 
+def _bearer_refused(headers: dict[str, str]) -> bool:
+    """``bearer:VALID``: whether this request's token is refused (tok-1 for the first VALID requests, then later ones)."""
+    if not MODE.startswith("bearer"):
+        return False
+    STATE["requests"] = int(STATE.get("requests", 0)) + 1  # type: ignore[call-overload]
+    token = headers.get("authorization", "").removeprefix("Bearer ")
+    number = int(token[4:]) if token.startswith("tok-") and token[4:].isdigit() else 0
+    return number < 1 or (number == 1 and int(STATE["requests"]) > int(MODE.partition(":")[2]))  # type: ignore[call-overload]
+
+
+CHALLENGE = 'Bearer error="invalid_token", resource_metadata="http://127.0.0.1:{port}/.well-known/oauth-protected-resource"'
+
+
 async def _post(writer: asyncio.StreamWriter, headers: dict[str, str], body: bytes, path: str = "/mcp") -> None:
     message = json.loads(body)
     method, request_id = message.get("method"), message.get("id")
     _log(f"<- {method}".encode())
     if MODE == "refuse":
         return await _respond(writer, 401, {}, b"no")
+    if MODE == "sse-elsewhere":
+        return await _respond(writer, 405, {"Allow": "GET"})
+    if _bearer_refused(headers):
+        _log(f"refused {headers.get('authorization', '')[:10]}".encode())
+        return await _respond(writer, 401, {"WWW-Authenticate": CHALLENGE.format(port=PORT[0])}, b"no")
     if MODE.startswith("redirect") and path == "/mcp":
         target = {"redirect-same": "/mcp/", "redirect-loop": "/mcp",
                   "redirect-other": f"http://127.0.0.1:{PORT[0] + 1}/mcp"}[MODE]
@@ -162,6 +189,8 @@ async def _post(writer: asyncio.StreamWriter, headers: dict[str, str], body: byt
     if method != "tools/call":
         return await _respond(writer, 200, {"Content-Type": "application/json"}, _result(request_id, {}))
     answer = _result(request_id, {"content": []})
+    if MODE == "json-calls":
+        return await _respond(writer, 200, {"Content-Type": "application/json"}, answer)
     if MODE.startswith("bomb"):
         status = 500 if MODE == "bomb-500" else 200
         if MODE == "bomb-events":
@@ -194,9 +223,15 @@ async def _post(writer: asyncio.StreamWriter, headers: dict[str, str], body: byt
 DROPPED: dict[str, bytes] = {}
 
 
-async def _get(writer: asyncio.StreamWriter, headers: dict[str, str]) -> None:
+async def _get(writer: asyncio.StreamWriter, headers: dict[str, str], path: str = "/mcp") -> None:
     if MODE in ("refuse",):
         return await _respond(writer, 401, {})
+    if path == "/.well-known/oauth-protected-resource":
+        metadata = {"resource": f"http://127.0.0.1:{PORT[0]}/mcp", "authorization_servers": ["https://auth.example.com"]}
+        return await _respond(writer, 200, {"Content-Type": "application/json"}, json.dumps(metadata).encode())
+    if MODE == "sse-elsewhere":
+        return await _respond(writer, 200, {"Content-Type": "text/event-stream"},
+                              chunks=[b"event: endpoint\ndata: http://127.0.0.1:1/messages?s=1\n\n"])
     if MODE == "restart" and headers.get("mcp-session-id") != STATE["session"]:
         return await _respond(writer, 400, {"Content-Type": "application/json"}, NO_SESSION)
     if MODE == "replay":
@@ -227,7 +262,7 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
             if method == b"POST":
                 await _post(writer, headers, body, path)
             elif method == b"GET":
-                await _get(writer, headers)
+                await _get(writer, headers, path)
             else:  # DELETE
                 await _respond(writer, 200, {})
             if writer.transport.is_closing():
@@ -241,8 +276,21 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
 PORT = [0]
 
 
+def _tls() -> object:
+    if not os.environ.get("TLS_CERT"):
+        return None
+    import ssl
+
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(os.environ["TLS_CERT"], os.environ["TLS_KEY"])
+    if os.environ.get("TLS_CLIENT_CA"):
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(os.environ["TLS_CLIENT_CA"])
+    return context
+
+
 async def main() -> None:
-    server = await asyncio.start_server(_serve, "127.0.0.1", 0)
+    server = await asyncio.start_server(_serve, "127.0.0.1", 0, ssl=_tls())
     PORT[0] = server.sockets[0].getsockname()[1]
     print(PORT[0], flush=True)
     async with server:

@@ -344,12 +344,14 @@ class HttpRelay(LegacySse, ChannelRelay):
         moves_url, url = url is None, url or self.url
         retried = False
         for _ in range(MAX_REDIRECTS + 2):
-            sent_version = self.tokens.version if self.tokens is not None else 0
-            if self.tokens is not None and self.tokens.header is not None:
-                headers = {**headers, "Authorization": self.tokens.header}
+            if self.tokens is not None:
+                if self.tokens.header is None:  # the first request: run --token-command
+                    await self._token(0)
+                sent_version = self.tokens.version
+                headers = {**headers, "Authorization": self.tokens.header or ""}
             async with self._client.stream(method, url, headers=headers, content=content) as response:
                 self._statuses[response.status_code] += 1
-                if response.status_code == 401 and self.tokens is not None and not retried:
+                if response.status_code == 401 and self.tokens is not None and not retried:  # expired: a new one, once
                     retried = True
                     await self._read_reason(response, count=False)
                     await self._token(sent_version)
