@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+from typing import Any
 
 from .eventstream import EventParser as _OldParser
 
@@ -55,7 +56,7 @@ class EventParser:
     def close(self) -> list[bytes]:
         return self._keep(self._old.close())
 
-    def _keep(self, events: list) -> list[bytes]:
+    def _keep(self, events: list[Any]) -> list[bytes]:
         kept = []
         for event in events:
             if event.event not in (b"", b"message"):
