@@ -243,7 +243,7 @@ def test_a_long_line_a_byte_at_a_time_is_linear(es):
     parser = es.EventParser(1 << 20)  # held, not skipped: each byte appended once
     started = time.process_time()
     out = [data for at in range(len(line)) for data in parser.feed(line[at:at + 1])]
-    assert time.process_time() - started < 10 and out == [b"x" * (256 << 10)]
+    assert time.process_time() - started < 30 and out == [b"x" * (256 << 10)]  # ~0.4 s pure, 4 s under ASan
 
 
 # --- replays ------------------------------------------------------------------------------------

@@ -358,10 +358,10 @@ The events of one server-sent event stream, fed in chunks of any size; after ``c
         return out
 
     cdef int _reserve(self, char** buffer, Py_ssize_t* capacity, Py_ssize_t need, Py_ssize_t most) except -1:
-        """Room for need bytes in buffer (need <= most): it grows by doubling, never past most."""
+        """Room for need bytes in buffer: it grows by doubling, past most (the callers' bound) only to need."""
         if need <= capacity[0]:
             return 0
-        cdef Py_ssize_t size = min(max(need, 2 * capacity[0], <Py_ssize_t>256), most)
+        cdef Py_ssize_t size = max(need, min(max(2 * capacity[0], <Py_ssize_t>256), most))
         cdef char* grown = <char*>realloc(buffer[0], <size_t>size)
         if grown == NULL:
             raise MemoryError()

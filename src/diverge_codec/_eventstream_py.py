@@ -51,7 +51,8 @@ def _more_digits(value: int, digits: bytes) -> int:
         digits = digits.lstrip(b"0")
     if len(digits) > 7:
         return _RETRY_CAP
-    return min(value * 10 ** len(digits) + int(digits or b"0"), _RETRY_CAP)
+    scale: int = 10 ** len(digits)
+    return min(value * scale + int(digits or b"0"), _RETRY_CAP)
 
 
 def _key(event_id: bytes) -> int:
