@@ -6,7 +6,8 @@ searched once per stretch), read in place, and a ``message`` event costs one byt
 its data. The parser's own memory (the line that spans chunks, the event's data) is in C
 buffers no Python code can reach: a feed, close or __init__ from inside another (a GC
 callback, a finalizer, another thread) raises, so nothing can resize them under a read.
-The chunk is read through a bytes object this call holds (a copy of anything else).
+The chunk is read through a bytes object this call holds (a copy of anything else). The
+buffers come from PyMem_Raw*, so tracemalloc sees them as it sees the pure twin's.
 """
 
 cimport cython
@@ -14,7 +15,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.list cimport PyList_Append
 from cpython.object cimport PyObject_Hash
 from libc.stdint cimport uint64_t
-from libc.stdlib cimport calloc, free, realloc
+from cpython.mem cimport PyMem_RawCalloc, PyMem_RawFree, PyMem_RawRealloc
 from libc.string cimport memchr, memcmp, memcpy
 
 from diverge_codec._payload cimport bytes_owner, payload_owner
@@ -83,8 +84,8 @@ Event ids already relayed in one session, bounded memory (a replay is an event w
         self._forget()
 
     cdef void _forget(self) noexcept:
-        free(self._ring)
-        free(self._table)
+        PyMem_RawFree(self._ring)
+        PyMem_RawFree(self._table)
         self._ring, self._table = NULL, NULL
         self._ring_size = self._count = self._oldest = 0
         self._mask = 0
@@ -146,21 +147,21 @@ Event ids already relayed in one session, bounded memory (a replay is an event w
         cdef size_t old_size = self._mask + 1 if self._mask else 0, index, slots
         if self._count == self._ring_size:
             size = min(self.capacity, max(16, 2 * self._ring_size))
-            ring = <uint64_t*>realloc(self._ring, <size_t>size * sizeof(uint64_t))
+            ring = <uint64_t*>PyMem_RawRealloc(self._ring, <size_t>size * sizeof(uint64_t))
             if ring == NULL:
                 raise MemoryError()
             self._ring, self._ring_size = ring, size
         if <size_t>(self._count + 1) * 2 <= old_size:
             return 0
         slots = max(<size_t>32, 2 * old_size)
-        table = <uint64_t*>calloc(slots, sizeof(uint64_t))
+        table = <uint64_t*>PyMem_RawCalloc(slots, sizeof(uint64_t))
         if table == NULL:
             raise MemoryError()
         self._table, self._mask = table, slots - 1
         for index in range(old_size):
             if old[index]:
                 self._table[self._slot(old[index])] = old[index]
-        free(old)
+        PyMem_RawFree(old)
         return 0
 
     cdef int _add(self, uint64_t key) except -1:
@@ -254,8 +255,8 @@ The events of one server-sent event stream, fed in chunks of any size; after ``c
         self._ready = True
 
     def __dealloc__(self):
-        free(self._held)
-        free(self._data)
+        PyMem_RawFree(self._held)
+        PyMem_RawFree(self._data)
 
     def __repr__(self):
         if not self._ready:
@@ -285,8 +286,8 @@ The events of one server-sent event stream, fed in chunks of any size; after ``c
     def close(self):
         """The stream ended: a partial line and event are discarded; the next feed starts a new stream."""
         self._enter()
-        free(self._held)
-        free(self._data)
+        PyMem_RawFree(self._held)
+        PyMem_RawFree(self._data)
         self._held, self._data = NULL, NULL
         self._held_len = self._held_cap = self._data_cap = 0
         self._skip, self._bom, self._after_cr = 0, 0, False
@@ -362,7 +363,7 @@ The events of one server-sent event stream, fed in chunks of any size; after ``c
         if need <= capacity[0]:
             return 0
         cdef Py_ssize_t size = max(need, min(max(2 * capacity[0], <Py_ssize_t>256), most))
-        cdef char* grown = <char*>realloc(buffer[0], <size_t>size)
+        cdef char* grown = <char*>PyMem_RawRealloc(buffer[0], <size_t>size)
         if grown == NULL:
             raise MemoryError()
         buffer[0], capacity[0] = grown, size

@@ -230,7 +230,7 @@ class EventParser:
             if self._skip:
                 self._skip_more(partial)
             elif len(self._held) + len(partial) > self._limit:
-                self._begin_skip(bytes(self._held) + partial)
+                self._begin_skip(partial)
             else:
                 self._held += partial
         return out
@@ -245,24 +245,28 @@ class EventParser:
         self._bom = 3
         return _BOM[:matched] + chunk
 
-    def _begin_skip(self, head: bytes) -> None:
-        """A line too long to keep: what its head says it is; its value's rest is read as it passes."""
-        self._held.clear()
-        name, colon, value = head.partition(b":")
-        if value[:1] == b" ":
-            value = value[1:]
+    def _begin_skip(self, partial: bytes) -> None:
+        """A line too long to keep (the held bytes, then partial: more than _limit): what its head says it is.
+
+        Its name and colon, if it has a field the parser reads, are in its first 6 bytes; a
+        ``retry``'s digits are read from where they start, without joining the two parts.
+        """
+        held = self._held
+        head = bytes(held[:8]) + partial[:8]
+        colon = head.find(b":", 0, 6)
         self._skip = _SKIP_OTHER
-        if not colon:
-            return
-        if name == b"data":
-            self._has_data = self._oversized = True
-            self._data = []
-        elif name == b"event":
-            self._skip = _SKIP_EVENT
-        elif name == b"retry":
-            self._skip = _SKIP_RETRY
-            self._retry_ok = value.isdigit()
-            self._retry_value = _more_digits(0, value) if self._retry_ok else 0
+        if colon >= 0:
+            name, start = head[:colon], colon + 1 + (head[colon + 1] == 32)
+            if name == b"data":
+                self._has_data = self._oversized = True
+                self._data = []
+            elif name == b"event":
+                self._skip = _SKIP_EVENT
+            elif name == b"retry":
+                self._skip, self._retry_ok, self._retry_value = _SKIP_RETRY, True, 0
+                self._skip_more(bytes(held[start:]))
+                self._skip_more(partial[max(0, start - len(held)):])
+        held.clear()
 
     def _skip_more(self, part: bytes) -> None:
         if self._skip == _SKIP_RETRY and self._retry_ok and part:
