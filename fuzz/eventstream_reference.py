@@ -36,8 +36,10 @@ def parse(stream: bytes, max_data: int, capacity: int | None) -> Outcome:
     own: bytes | None = None
     for line in re.split(rb"\r\n|\r|\n", stream)[:-1]:  # the last piece has no line end: discarded
         if not line:
+            if own is not None:
+                out.last_event_id = own
             if data:
-                _dispatch(out, seen, b"\n".join(data), kind, own, max_data)
+                _dispatch(out, seen, b"\n".join(data), kind, own or None, max_data)
             data, kind, own = [], b"", None
             continue
         if line.startswith(b":"):
@@ -48,7 +50,7 @@ def parse(stream: bytes, max_data: int, capacity: int | None) -> Outcome:
         if name == b"data":
             data.append(value)
         elif name == b"id" and not long and b"\0" not in value:
-            out.last_event_id, own = value, value or None
+            own = value
         elif name == b"event":
             kind = _LONG if long else value
         elif name == b"retry" and value.isdigit():

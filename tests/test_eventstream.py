@@ -103,8 +103,8 @@ def test_lf_crlf_and_cr_mix(es):
 
 
 def test_the_last_line_without_its_end_is_discarded(es):
-    out, parser = parse(es, [b"data: x\n\nid: 9\ndata: y\n", b"id: 10"])
-    assert out == [b"x"] and parser.last_event_id == b"9"
+    out, parser = parse(es, [b"id: 8\ndata: x\n\nid: 9\ndata: y\n", b"id: 10"])
+    assert out == [b"x"] and parser.last_event_id == b"8"  # event 9 never ended: a resumed stream sends it again
 
 
 # --- fields ------------------------------------------------------------------------------
@@ -132,6 +132,14 @@ def test_an_id_sets_the_last_event_id_even_without_data(es):
     assert parser.feed(b"id: prime\ndata\n\n") == [b""]
     assert parser.feed(b"id: 7\n\n") == [] and parser.last_event_id == b"7"
     assert parser.feed(b"id\n\n") == [] and parser.last_event_id == b""
+
+
+def test_an_id_moves_the_resumption_point_when_its_event_ends(es):
+    parser = es.EventParser(100)
+    assert parser.feed(b"id: 1\ndata: a\n\nid: 2\ndata: b\n") == [b"a"] and parser.last_event_id == b"1"
+    assert parser.feed(b"\n") == [b"b"] and parser.last_event_id == b"2"
+    assert parser.feed(b"id: 3\ndata: c\n") == [] and parser.close() == [] and parser.last_event_id == b"2"
+    assert parser.feed(b"data: d\n\n") == [b"d"] and parser.last_event_id == b"2"  # the broken event's id is gone
 
 
 def test_an_id_holding_nul_does_not_change_the_last_event_id(es):
@@ -196,7 +204,7 @@ def test_only_one_whole_bom_at_the_start_is_skipped(es, chunks):
 
 def test_after_close_a_new_stream_starts(es):
     parser = es.EventParser(100)
-    assert parser.feed(b"\xef\xbb\xbfid: 4\nretry: 10\ndata: half") == []
+    assert parser.feed(b"\xef\xbb\xbfid: 4\n\nretry: 10\nid: 5\ndata: half") == []
     assert parser.close() == []
     assert parser.feed(b"\xef\xbb\xbfdata: y\n\n") == [b"y"]  # the partial event is gone; a BOM may start it
     assert (parser.last_event_id, parser.retry_ms) == (b"4", 10)  # what a resumed stream needs stays

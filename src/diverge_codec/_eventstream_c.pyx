@@ -241,7 +241,7 @@ The events of one server-sent event stream, fed in chunks of any size; after ``c
     cdef Py_ssize_t _data_len, _data_cap
     cdef bint _has_data, _oversized, _type_oversized
     cdef bytes _type  # None: message
-    cdef bytes _id  # its own id, if it has a non-empty one
+    cdef bytes _id  # its id (its last id line without NUL), None if it has none
 
     def __init__(self, max_data, seen=None):
         if self._claimed:
@@ -429,6 +429,8 @@ The events of one server-sent event stream, fed in chunks of any size; after ``c
     cdef int _field(self, const char* line, Py_ssize_t size, list out) except -1:
         """One whole line (in the chunk, or the held buffer) of size bytes."""
         if size == 0:
+            if self._id is not None:  # the resumption point moves when the event is whole, with or without data
+                self.last_event_id = self._id  # the old value's finalizer may run Python code: nothing is read after
             if self._has_data:
                 self._deliver(out)
             self._new_event()
@@ -439,7 +441,6 @@ The events of one server-sent event stream, fed in chunks of any size; after ``c
         cdef Py_ssize_t name = (colon - line) if colon != NULL else size
         cdef const char* value = line + name + (colon != NULL)
         cdef Py_ssize_t length = line + size - value, total
-        cdef bytes ident
         if length and value[0] == c' ':
             value += 1
             length -= 1
@@ -459,9 +460,7 @@ The events of one server-sent event stream, fed in chunks of any size; after ``c
             self._has_data = True
         elif name == 2 and memcmp(line, b"id", 2) == 0:
             if size <= self._limit and (not length or memchr(value, 0, <size_t>length) == NULL):
-                ident = PyBytes_FromStringAndSize(value, length)
-                self._id = ident if length else None
-                self.last_event_id = ident  # last: the old value's finalizer may run Python code
+                self._id = PyBytes_FromStringAndSize(value, length)
         elif name == 5 and memcmp(line, b"event", 5) == 0:
             if size > self._limit:
                 self._type, self._type_oversized = None, True
@@ -477,7 +476,7 @@ The events of one server-sent event stream, fed in chunks of any size; after ``c
 
     cdef int _deliver(self, list out) except -1:
         """The event in hand has data: relay it, keep it as named, or count why not."""
-        if self._id is not None and self.seen is not None and not self.seen._add(_key(self._id)):
+        if self._id and self.seen is not None and not self.seen._add(_key(self._id)):
             self.replayed += 1
         elif self._type_oversized or self._type is not None:
             if (self._oversized or self._type_oversized or self._data_len > NAMED_DATA_MOST

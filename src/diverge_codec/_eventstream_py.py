@@ -134,7 +134,7 @@ class EventParser:
         self.max_data: int = max_data
         self.seen: RecentIds | None = seen
         self.last_event_id: bytes | None = None
-        """The resumption point (``Last-Event-ID``): the last ``id`` field seen without a NUL, None before any."""
+        """The resumption point (``Last-Event-ID``): the id of the last whole event that gave one (no NUL), None before any."""
         self.retry_ms: int | None = None
         """The server's reconnection time (digits only), clamped to MAX_RETRY_MS."""
         self.too_large: int = 0
@@ -174,7 +174,7 @@ class EventParser:
         self._oversized = False
         self._type = b""
         self._type_oversized = False
-        self._id: bytes | None = None  # the event's own id, if it has a non-empty one
+        self._id: bytes | None = None  # the event's id (its last id line without NUL), None if it has none
 
     def _enter(self) -> None:
         if not self._ready:
@@ -302,8 +302,7 @@ class EventParser:
             self._has_data = True
         elif name == b"id":
             if len(line) <= self._limit and b"\0" not in value:
-                self.last_event_id = value
-                self._id = value or None
+                self._id = value
         elif name == b"event":
             if len(line) > self._limit:
                 self._type, self._type_oversized = b"", True
@@ -313,12 +312,14 @@ class EventParser:
             self.retry_ms = min(_more_digits(0, value), MAX_RETRY_MS)
 
     def _dispatch(self, out: list[bytes]) -> None:
+        if self._id is not None:  # the resumption point moves when the event is whole, with or without data
+            self.last_event_id = self._id
         if self._has_data:
             self._deliver(out)
         self._new_event()
 
     def _deliver(self, out: list[bytes]) -> None:
-        if self._id is not None and self.seen is not None and not self.seen._add(_key(self._id)):
+        if self._id and self.seen is not None and not self.seen._add(_key(self._id)):
             self.replayed += 1
         elif self._type_oversized or (self._type and self._type != b"message"):
             if (self._oversized or self._type_oversized or self._size > NAMED_DATA_LIMIT

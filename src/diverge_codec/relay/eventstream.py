@@ -7,8 +7,9 @@ standard's "event stream interpretation": lines end with CRLF, LF or CR (a lone 
 its line at once; an LF after it, even in the next chunk, is skipped); a line starting with
 ``:`` is a comment; a field without a colon has an empty value; one space after the colon
 is removed; ``data`` lines are joined with LF; a blank line dispatches the event; ``id`` sets
-the last event id (the resumption point, even for an event with no data, as MCP servers
-send to prime a stream), unless it holds NUL; an event with no data is not dispatched;
+the last event id (the resumption point) when its event ends, even an event with no data
+(as MCP servers send to prime a stream), unless it holds NUL: an event the stream breaks off
+inside does not move it, so a resumed stream replays it; an event with no data is not dispatched;
 ``event`` sets the type; ``retry`` counts only when all ASCII digits; a leading byte
 order mark is skipped.
 
