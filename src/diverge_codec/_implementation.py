@@ -41,7 +41,7 @@ def _free_threaded() -> bool:
 
 
 FREE_THREADED = _free_threaded()
-COMPILED_MODULES = ("_tools_begin_c", "_mcp_notifications_c", "_stream_c", "_sequence_c")
+COMPILED_MODULES = ("_tools_begin_c", "_mcp_notifications_c", "_stream_c", "_sequence_c", "_eventstream_c")
 
 
 def _choose() -> tuple[Literal["cython", "python"], str]:
