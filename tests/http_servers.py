@@ -12,7 +12,8 @@ per line, latin-1 of the bytes), so a test compares the channel with the exact b
 - ``drop``: a call's stream sends a progress event with an id, then breaks off; a GET with
   ``Last-Event-ID`` resumes it with the rest and the answer. GET without it: 405.
 - ``drop-no-ids``: the same stream without event ids (it cannot be resumed).
-- ``flood:COUNT``: a call's stream carries COUNT log notifications (not logged), then the answer.
+- ``flood:COUNT[:SIZE]``: a call's stream carries COUNT log notifications of about SIZE bytes each, with
+  event ids as the SDKs send them (not logged), then the answer.
 
 Hostile and restarting ones (the relay must stay bounded, end in bounded time, start new sessions):
 
@@ -203,9 +204,13 @@ async def _post(writer: asyncio.StreamWriter, headers: dict[str, str], body: byt
         await asyncio.sleep(float(MODE.partition(":")[2]))
         return await _respond(writer, 200, SSE, chunks=[_event(answer)])
     if MODE.startswith("flood"):
-        line = b'{"method":"notifications/message","params":{"level":"info","data":"%d"},"jsonrpc":"2.0"}'
-        count = int(MODE.partition(":")[2] or 1000)
-        chunks = [b"".join(b"data: " + line % index + b"\n\n" for index in range(start, min(start + 1000, count)))
+        _, _, spec = MODE.partition(":")
+        count_text, _, size_text = spec.partition(":")
+        count = int(count_text or 1000)
+        line = b'{"method":"notifications/message","params":{"level":"info","data":"%d' + b"x" * max(
+            0, int(size_text or 0) - 96) + b'"},"jsonrpc":"2.0"}'
+        chunks = [b"".join(b"id: %d\ndata: " % index + line % index + b"\n\n"
+                           for index in range(start, min(start + 1000, count)))
                   for start in range(0, count, 1000)]
         return await _respond(writer, 200, SSE, chunks=[*chunks, _event(answer)])
     if MODE == "bytes":

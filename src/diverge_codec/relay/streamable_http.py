@@ -52,7 +52,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from .._json import loads
-from ._events_shim import EventParser, RecentIds
+from .eventstream import EventParser, RecentIds
 from .channel import ChannelRelay, ChannelWriter, RelayOptions, _first
 from .http_sse import LegacySse
 from .remote_auth import CredentialError, TokenSource, describe_challenge
@@ -691,7 +691,7 @@ class HttpRelay(LegacySse, ChannelRelay):
         """A request's stream ended (cleanly or not) before its answer: GET it again from the last event id, if any."""
         delay = 0.0
         for _ in range(RECONNECT_ATTEMPTS):
-            if parser.last_event_id is None:
+            if not parser.last_event_id:
                 break
             await _first(asyncio.sleep(self._stream_delay(parser, delay)), self._stop.wait())
             if self._stop.is_set() or generation != self._generation:
@@ -746,8 +746,9 @@ class HttpRelay(LegacySse, ChannelRelay):
     async def _get_events(self, parser: EventParser, generation: int) -> tuple[int | None, str | None]:
         """One GET of the event stream (from ``parser``'s last event id): its status (None if it failed) and why."""
         headers = self._request_headers("text/event-stream")
-        if parser.last_event_id is not None:
-            headers["Last-Event-ID"] = parser.last_event_id.decode("ascii", "replace")
+        event_id = parser.last_event_id
+        if event_id and all(0x20 <= byte <= 0x7E for byte in event_id):  # empty: nothing to resume from; other
+            headers["Last-Event-ID"] = event_id.decode("ascii")            # bytes HTTP cannot carry: not resumed
         try:
             async with self._open("GET", "the event stream", headers) as response:
                 status = int(response.status_code)
