@@ -161,6 +161,7 @@ def _http_target(args: argparse.Namespace, command: list[str]) -> tuple[str, lis
         if args.token_command is not None and any(name.lower() == "authorization" for name, _ in headers):
             raise ValueError("--token-command sets the Authorization header: give it or --header 'Authorization: ...', not both")
         verify = tls_context(*tls_options) if any(tls_options) else None
+        _skip_httpx_metadata()
         load_httpx()
     except (ValueError, ImportError, CredentialError) as error:
         raise UsageError(str(error)) from None
@@ -169,6 +170,27 @@ def _http_target(args: argparse.Namespace, command: list[str]) -> tuple[str, lis
         if path and url.startswith("https:") and not (exists(path) and os.access(path, os.R_OK)):
             raise UsageError(f"{name} names no readable {'file' if name.endswith('FILE') else 'folder'} of CA certificates")
     return url, headers, verify
+
+
+def _skip_httpx_metadata() -> None:
+    """httpx2 reads its own version through ``importlib.metadata`` (a sixth of the relay's start-up over HTTP):
+    in this process, which imports nothing else that could ask, it is read from its install's folder name."""
+    import importlib.util
+    import types
+
+    if "httpx2" in sys.modules or "httpx2.__version__" in sys.modules:
+        return
+    spec = importlib.util.find_spec("httpx2")
+    if spec is None or spec.origin is None:
+        return
+    site = os.path.dirname(os.path.dirname(spec.origin))
+    found = [name[len("httpx2-"):-len(".dist-info")] for name in os.listdir(site)
+             if name.startswith("httpx2-") and name.endswith(".dist-info")]
+    if len(found) != 1:
+        return  # not one install there: let httpx2 ask importlib.metadata
+    stub = types.ModuleType("httpx2.__version__")
+    stub.__title__, stub.__description__, stub.__version__ = "httpx2", "", found[0]  # type: ignore[attr-defined]
+    sys.modules["httpx2.__version__"] = stub
 
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
@@ -208,7 +230,7 @@ def cmd_relay(args: argparse.Namespace) -> int:
                          "--url, inspect and encode run everywhere")
     refuse_terminal(args.out, args.force_tty)
     watch = Watch(args.answers, args.report, args.request_timeout)  # its files made (or refused) before the server starts
-    driver = _driver(tls=args.url is not None)
+    driver = _driver(tls=args.url is not None and args.url[:6].lower() == "https:")
     import asyncio
 
     from ..relay import leftovers as _leftovers

@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import _mcp_notifications_py, mcp_notifications, stream
+from .. import mcp_notifications, stream
 from .._implementation import IMPLEMENTATION
 from .._json import dumps, loads
 from .outbox import MAX_RECORD_BYTES, UNREACHABLE_CODE, Outbox, unreachable_frame
@@ -452,6 +452,8 @@ def _framer(frame: Callable[[bytes], bytes | None], max_line: int, record_limit:
     """The core's framer for the default frame; for another, the pure framer calling it (a benchmark's or a test's)."""
     if frame is mcp_notifications.splice_notification:
         return mcp_notifications.ChunkFramer(max_line, record_limit, awaiting=awaiting)
+    from .. import _mcp_notifications_py  # only here: the compiled relay's start-up does not load the pure core
+
     framer = _mcp_notifications_py.ChunkFramer(max_line, record_limit, awaiting=awaiting)
     framer._splice = frame
     return framer

@@ -95,6 +95,11 @@ METADATA_BYTES = 64 * 1024
 """The most read of a protected resource's metadata (RFC 9728)."""
 
 
+_NO_TLS = object()
+"""What httpx2 is given for TLS settings on a plain ``http://`` URL without a proxy: it keeps it unused, and does
+not load ``ssl`` and the system's CAs to build a context (a tenth of the start-up over HTTP)."""
+
+
 class _Refused(Exception):
     """A request the relay cannot go on with; its text names no value (the report's error)."""
 
@@ -239,7 +244,9 @@ class HttpRelay(LegacySse, ChannelRelay):
         timeout = httpx.Timeout(CONNECT_TIMEOUT, read=None, pool=None)
         limits = httpx.Limits(max_connections=MAX_POSTS + 8, max_keepalive_connections=MAX_POSTS + 8)
         headers = [("Accept-Encoding", ACCEPT_ENCODING), *self.headers]
-        self.report.server["proxy"] = _proxy_in_use(self.url)
+        self.report.server["proxy"] = proxied = _proxy_in_use(self.url)
+        if self.verify is None and self.url[:5].lower() == "http:" and not proxied:
+            self.verify = _NO_TLS  # no TLS can happen (another origin is never followed): ssl is not loaded
         try:
             try:
                 client = httpx.AsyncClient(timeout=timeout, headers=headers, limits=limits, follow_redirects=False,
