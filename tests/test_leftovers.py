@@ -133,17 +133,23 @@ def test_orphans_are_looked_for_where_the_kernel_hands_them(monkeypatch: pytest.
     assert _leftovers._roots([(os.getpid(), False)]) is not None and read[0] == "every thread"
 
 
-def test_end_leftovers_reads_every_process_only_without_children_files(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_end_leftovers_reads_every_process_only_without_children_files_or_with_a_reaper_hidden(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     read: list[str] = []
     monkeypatch.setattr(_leftovers, "_processes", lambda: read.append("every process") or [])
     monkeypatch.setattr(_leftovers, "_kill", lambda pid, kill: None)
-    for subreaper in (False, True):
+    for subreaper in (True, False):
         monkeypatch.setattr(_leftovers, "_subreaper", subreaper)
         _leftovers.end_leftovers(2**22 + 1, "token")
     assert read == []
+    head = _leftovers._head
+    with monkeypatch.context() as patch:  # init's /proc entry hidden (hidepid): where orphans go cannot be read
+        patch.setattr(_leftovers, "_head", lambda pid: None if pid == 1 else head(pid))
+        _leftovers.end_leftovers(2**22 + 1, "token")
+        assert read == ["every process"]
     monkeypatch.setattr(_leftovers, "_thread_children", lambda pid, tid: None)
     _leftovers.end_leftovers(2**22 + 1, "token")
-    assert read == ["every process"]
+    assert read == ["every process"] * 2
 
 
 # The "server": in its own session, marked, it starts what a server may leave, prints the pids and exits,

@@ -176,25 +176,33 @@ def _born() -> int:
     return _me[1]
 
 
-def _reapers() -> list[tuple[int, bool]]:
+def _reapers() -> list[tuple[int, bool]] | None:
     """Where the kernel hands a server's orphans: this process and, unless it is a subreaper, its
     ancestors and init; each with whether its leading thread lives (``find_new_reaper`` hands
-    them to a process's first live thread: that one while it lives)."""
+    them to a process's first live thread: that one while it lives). None if one cannot be read
+    (``/proc`` mounted with ``hidepid``, or none at all)."""
     found: list[tuple[int, bool]] = []
     pid = os.getpid()
-    while (head := _head(pid)) is not None:
+    while True:
+        head = _head(pid)
+        if head is None:
+            return None
         found.append((pid, head[0] not in (b"Z", b"X")))
         pid = head[1]
         if _subreaper or pid <= 0 or any(pid == reaper for reaper, _ in found):
             break
-    if not _subreaper and all(reaper != 1 for reaper, _ in found) and (head := _head(1)) is not None:
-        found.append((1, head[0] not in (b"Z", b"X")))  # an ancestor beyond this pid namespace: its init
+    if not _subreaper and all(reaper != 1 for reaper, _ in found):  # beyond this pid namespace: its init
+        if (head := _head(1)) is None:
+            return None
+        found.append((1, head[0] not in (b"Z", b"X")))
     return found
 
 
-def _roots(reapers: list[tuple[int, bool]]) -> list[tuple[int, bool]] | None:
+def _roots(reapers: list[tuple[int, bool]] | None) -> list[tuple[int, bool]] | None:
     """The children of each reaper (pid, whether all below it is to be looked at: below a subreaper's
-    own, yes); None without children files."""
+    own, yes); None where a reaper or its children cannot be read."""
+    if reapers is None:
+        return None
     roots: list[tuple[int, bool]] = []
     me = os.getpid()
     for pid, leading in reapers:
@@ -231,7 +239,7 @@ def _find(ending: Sequence[tuple[int, str]]) -> list[list[int]]:
 
     reapers = _reapers()
     roots = _roots(reapers)
-    if roots is None:  # no children files: every process is read
+    if reapers is None or roots is None:  # no children files, or a reaper hidden: every process is read
         for pid, _, group in _processes():
             if pid != me:
                 theirs(pid, group, born)  # of unknown age
