@@ -18,9 +18,9 @@ process, or, unless it is a subreaper, of one of its ancestors or of init
 (``/proc/PID/task/TID/children``). A subreaper walks its own tree, the servers still
 running aside (what is below them is theirs); any other process reads those children and
 looks below one only if it is marked or in an ending group, and reads no environment of
-a process older than itself. Without the ``children`` files every process is read. The
-ends of one loop share a scan: those of one turn, and those of ``SCAN_EVERY`` seconds
-after a scan.
+a process older than itself. Without the ``children`` files, or where ``/proc`` hides one of
+those processes, every process is read. The ends of one loop share a scan: those of one
+turn, and those of ``SCAN_EVERY`` seconds after a scan.
 
 This is the driver's floor: it reads ``/proc`` and sends signals; nothing below it does.
 """
