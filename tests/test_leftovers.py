@@ -108,6 +108,7 @@ def test_descendants_are_the_tree_a_scan_of_proc_finds_grandchildren_and_other_g
         for pid, _, _ in _tree():
             _leftovers._kill(pid, os.kill)
         tree.wait()
+        tree.stdout.close()
 
 
 def test_a_subreaper_looks_below_itself_and_any_other_process_below_its_ancestors_and_init_too(
@@ -205,6 +206,7 @@ def test_what_a_server_left_is_found_as_a_scan_of_every_process_finds_it_and_end
             _leftovers._kill(pid, os.kill)
         stranger.kill()
         stranger.wait()
+        server.stdout.close()
 
 
 @needs_children
@@ -279,6 +281,7 @@ def test_a_server_still_running_is_ended_by_its_group_and_is_not_its_own_leftove
         _leftovers._kill(child, os.kill)
         server.kill()
         server.wait()
+        server.stdout.close()
 
 
 @needs_children
