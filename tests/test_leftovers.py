@@ -248,22 +248,25 @@ def test_the_ends_of_one_turn_share_a_scan_and_the_next_waits_for_the_window(mon
     assert scans[1][1] - scans[0][1] >= _leftovers.SCAN_EVERY * 0.9  # the window from the first scan's start
 
 
-def test_a_cancelled_end_still_kills_what_it_found(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cancelled_end_kills_what_it_found_at_once_and_its_scan_reads_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cancelled before its scan, which a closing loop may never run (the window): ended at the cancellation."""
     killed: list[int] = []
-    monkeypatch.setattr(_leftovers, "_find", lambda ending: [[group + 1] for group, _ in ending])
+    scans: list[list[tuple[int, str]]] = []
+    monkeypatch.setattr(_leftovers, "_find", lambda ending: scans.append(list(ending)) or [[group + 1] for group, _ in ending])
     monkeypatch.setattr(_leftovers, "_kill", lambda pid, kill: killed.append(pid))
-
+    monkeypatch.setattr(_leftovers, "SCAN_EVERY", 60.0)
     errors: list[dict] = []
 
     async def scenario() -> None:
         asyncio.get_running_loop().set_exception_handler(lambda loop, context: errors.append(context))
-        waiting = asyncio.ensure_future(_leftovers.ended(10, "a"))
+        await _leftovers.ended(10, "a")  # a scan: the next waits for the window
+        waiting = asyncio.ensure_future(_leftovers.ended(20, "b"))
         await asyncio.sleep(0)  # registered
         waiting.cancel()
-        await asyncio.sleep(_leftovers.SCAN_EVERY * 2)
+        await asyncio.sleep(0)
 
     asyncio.run(scenario())
-    assert killed == [10, 11] and errors == []  # the group, then what was found; no result set on the cancelled
+    assert killed == [10, 11, 20, 21] and scans == [[(10, "a")], [(20, "b")]] and errors == []
 
 
 @needs_children

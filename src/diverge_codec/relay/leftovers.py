@@ -278,7 +278,10 @@ class _Scans:
         self.handle: asyncio.Handle | None = None
 
     def run(self, loop: asyncio.AbstractEventLoop) -> None:
-        waiting, self.waiting, self.handle, self.last = self.waiting, [], None, loop.time()
+        waiting, self.waiting, self.handle = self.waiting, [], None
+        if not waiting:  # each was cancelled, and ended then
+            return
+        self.last = loop.time()
         try:
             found = _end([(group, token) for group, token, _ in waiting])
         except Exception as error:  # none expected (what /proc refuses is skipped): each waiter gets it
@@ -287,7 +290,7 @@ class _Scans:
                     future.set_exception(error)
             return
         for (*_, future), pids in zip(waiting, found):
-            if not future.done():  # its relay was cancelled: what it left is ended all the same
+            if not future.done():
                 future.set_result(pids)
 
 
@@ -302,11 +305,18 @@ async def ended(group: int, token: str) -> list[int]:
     if scans is None:
         scans = _scans[loop] = _Scans()
     future: asyncio.Future[list[int]] = loop.create_future()
-    scans.waiting.append((group, token, future))
+    waiting = (group, token, future)
+    scans.waiting.append(waiting)
     if scans.handle is None:
         delay = scans.last + SCAN_EVERY - loop.time()
         scans.handle = loop.call_later(delay, scans.run, loop) if delay > 0 else loop.call_soon(scans.run, loop)
-    return await future
+    try:
+        return await future
+    except asyncio.CancelledError:
+        if waiting in scans.waiting:  # before its scan, which a closing loop may never run: ended now
+            scans.waiting.remove(waiting)
+            end_leftovers(group, token)
+        raise
 
 
 def end_children(exclude: frozenset[int] = frozenset()) -> list[int]:
