@@ -31,10 +31,9 @@ NAIVE = '''
 import asyncio, struct, sys
 import orjson
 
-async def main():
-    server = await asyncio.create_subprocess_exec(*sys.argv[1:], stdin=asyncio.subprocess.PIPE,
+async def relay(command, out):
+    server = await asyncio.create_subprocess_exec(*command, stdin=asyncio.subprocess.PIPE,
                                                   stdout=asyncio.subprocess.PIPE, limit=1 << 24)
-    out = sys.stdout.buffer
     while line := await server.stdout.readline():
         try:
             message = orjson.loads(line)
@@ -48,8 +47,10 @@ async def main():
     server.stdin.close()
     await server.wait()
 
-asyncio.run(main())
+if __name__ == "__main__":
+    asyncio.run(relay(sys.argv[1:], sys.stdout.buffer))
 '''
+"""The naive relay, a script; ``relay_many.py`` runs its ``relay`` for many servers in one loop."""
 
 
 def _cpu(command: str) -> float:

@@ -1,13 +1,18 @@
-"""Many servers in one event loop: a flooding server neither delays the others nor grows past its bounds."""
+"""Many servers in one event loop: a flooding server neither delays the others nor grows past its bounds, and
+servers that end together share one look for what they left."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
+import time
 from pathlib import Path
 
+import pytest
+
 from diverge_codec import _json, stream
-from diverge_codec.relay import RelayOptions, ServerRelay, exit_status
+from diverge_codec.relay import RelayOptions, ServerRelay, exit_status, leftovers as _leftovers
 from diverge_codec.sequence import McpNotificationsChecker, State
 
 SERVERS = Path(__file__).with_name("relay_servers.py")
@@ -104,3 +109,32 @@ def test_a_stalled_consumer_bounds_its_own_channel_and_not_the_others(tmp_path):
     assert flood.session.outbox.high_water <= outbox_bytes
     assert flood_report.seen == 50_000 and flood_report.dropped["backpressure"] > 40_000
     assert flood_report.relayed + flood_report.dropped["backpressure"] == 50_000
+
+
+def test_servers_ending_together_share_a_scan_and_each_gets_its_own_leftover(tmp_path, monkeypatch):
+    if not os.path.exists("/proc/self/task"):
+        pytest.skip("no /proc: only the group is ended, so a daemon that left it is not found")
+    scans: list[int] = []
+    end = _leftovers._end
+    monkeypatch.setattr(_leftovers, "_end", lambda ending: scans.append(len(ending)) or end(ending))
+    monkeypatch.setattr(_leftovers, "SCAN_EVERY", 5.0)  # every end after the first scan's shares the second
+    pidfiles = [tmp_path / f"daemon{n}" for n in range(6)]
+
+    async def scenario():
+        relays = [ServerRelay([sys.executable, str(SERVERS), "escape", str(pidfile)], Channel(), RelayOptions(grace=2))
+                  for pidfile in pidfiles]
+        runs = [asyncio.create_task(relay.run()) for relay in relays]
+        while not all(pidfile.exists() and pidfile.read_text().endswith("\n") for pidfile in pidfiles):
+            await asyncio.sleep(0.02)
+        for relay in relays:
+            relay.shutdown()  # in one turn: each closes its server's stdin, and the server exits
+        return await asyncio.gather(*runs)
+
+    reports = asyncio.run(asyncio.wait_for(scenario(), 60))
+    daemons = [int(pidfile.read_text()) for pidfile in pidfiles]
+    assert [report.server["leftovers"] for report in reports] == [1] * 6  # each its own daemon, found by its mark
+    assert sum(scans) == 6 and len(scans) <= 2
+    deadline = time.monotonic() + 10
+    while any(_leftovers._running(pid) for pid in daemons):
+        assert time.monotonic() < deadline, "a daemon still runs"
+        time.sleep(0.02)

@@ -127,13 +127,15 @@ class ServerRelay(ChannelRelay):
             self.session.finish_report()
             return self.report
         self._transport = transport
+        pid = transport.get_pid()
+        _leftovers.started(pid)
         output = transport.get_pipe_transport(1)
         if output is not None:
             _widen_pipe(output.get_extra_info("pipe").fileno())
         stdin = transport.get_pipe_transport(0)
         if isinstance(stdin, asyncio.WriteTransport):  # pause_writing past the limit: see _ServerProtocol
             stdin.set_write_buffer_limits(high=SERVER_STDIN_BYTES)
-        self.report.server = {"started": True, "pid": transport.get_pid()}
+        self.report.server = {"started": True, "pid": pid}
         self._send(self.session.start())
         self._arm_expiry()
         pump = asyncio.create_task(self._pump())
@@ -144,6 +146,9 @@ class ServerRelay(ChannelRelay):
             await self._end_process(transport, pipes)
             self.session.end_of_output()
             await self._close_channel(pump)
+        except BaseException:  # cancelled or failed: what the server left is ended now, not at the loop's next scan
+            self._leftovers.update(_leftovers.end_leftovers(pid, self.token))
+            raise
         finally:
             for handle in (timer, self._expiry):
                 if handle is not None:
@@ -151,9 +156,10 @@ class ServerRelay(ChannelRelay):
             for task in (pump, watch):
                 if task is not None and not task.done():
                     task.cancel()
-            leftovers = _leftovers.end_leftovers(transport.get_pid(), self.token)
-            self._leftovers.update(leftovers)
+            _leftovers.stopped(pid)
             transport.close()
+        leftovers = await _leftovers.ended(pid, self.token)  # one scan with the servers ending at the same time
+        self._leftovers.update(leftovers)
         self.report.server["leftovers"] = len(self._leftovers)
         await _leftovers.reap(leftovers)
         self.session.finish_report()
@@ -189,7 +195,7 @@ class ServerRelay(ChannelRelay):
             await pipes.exited
         # The leader is gone; one of its children may still hold the output open.
         if not await self._wait_exit(pipes, grace, pipes.output_ended):
-            killed = _leftovers.end_leftovers(transport.get_pid(), self.token)  # its EOF follows
+            killed = await _leftovers.ended(transport.get_pid(), self.token)  # its EOF follows
             self._leftovers.update(killed)
             await _first(pipes.output_ended, asyncio.sleep(min(grace, OUTPUT_AFTER_KILL)))
             await _leftovers.reap(killed)
