@@ -33,6 +33,8 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "diverge"))
 
 ALLOW_NO_EXTENSION = os.environ.get("DIVERGE_CODEC_REQUIRE_EXTENSION", "") in ("", "0")
+REQUIRE_PEERS = os.environ.get("DIVERGE_CODEC_REQUIRE_PEERS", "") not in ("", "0")
+"""CI: a real MCP server the tests need and cannot find fails them instead of skipping them."""
 
 
 def _has_tracemalloc() -> bool:
