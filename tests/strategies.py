@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 
 from hypothesis import strategies as st
@@ -108,7 +109,8 @@ member_trees = st.recursive(
 """JSON values whose objects hold role names as keys, at any depth."""
 meta_values = st.sampled_from([None, 1, "x", True, []]) | st.lists(st.tuples(keys, member_trees), max_size=2).map(Members)
 """What a `_meta` holds: an object or null (accepted) or any other kind (refused where params holds it)."""
-spaces = st.sampled_from([b"", b"", b" ", b"\t", b"\n", b"\r\n  "])
+refused_meta_holders = st.sampled_from([1, "x", True, []]).map(lambda value: Members([("_meta", value)]))
+"""An object holding a `_meta` params may not hold: what a scanner that forgot where params ended refuses."""
 
 
 def role_key(name: str, escape: bool) -> bytes:
@@ -118,15 +120,22 @@ def role_key(name: str, escape: bool) -> bytes:
     return json.dumps(name, ensure_ascii=False).encode()
 
 
-def write_members(draw, value) -> bytes:
-    """value as JSON, with drawn whitespace around every comma and colon and keys drawn escaped or not."""
+SPACES = (b"", b"", b"", b" ", b"\t", b"\n", b"\r\n  ")
+
+
+def write_members(rnd: random.Random, value) -> bytes:
+    """value as JSON, with whitespace around every comma and colon and keys escaped or not, as rnd picks
+    (one seeded Random per line: a draw per token would cost most of the example)."""
+    def space() -> bytes:
+        return rnd.choice(SPACES)
+
     if isinstance(value, Members):
-        parts = [draw(spaces) + role_key(key, draw(st.booleans())) + draw(spaces) + b":" + draw(spaces)
-                 + write_members(draw, item) + draw(spaces) for key, item in value]
-        return b"{" + b",".join(parts) + b"}" if parts else b"{" + draw(spaces) + b"}"
+        parts = [space() + role_key(key, rnd.random() < 0.3) + space() + b":" + space() + write_members(rnd, item) + space()
+                 for key, item in value]
+        return b"{" + b",".join(parts) + b"}" if parts else b"{" + space() + b"}"
     if isinstance(value, list):
-        return b"[" + b",".join(draw(spaces) + write_members(draw, item) + draw(spaces) for item in value) + b"]"
-    return json.dumps(value, ensure_ascii=draw(st.booleans())).encode()
+        return b"[" + b",".join(space() + write_members(rnd, item) + space() for item in value) + b"]"
+    return json.dumps(value, ensure_ascii=rnd.random() < 0.5).encode()
 
 
 @st.composite
@@ -141,13 +150,15 @@ def envelope_messages(draw) -> bytes:
         for _ in range(draw(st.sampled_from([0, 1, 1, 2]))):
             params.insert(draw(st.integers(0, len(params))), ("_meta", draw(meta_values)))
         members.append(("params", draw(st.sampled_from([params] * 6 + [None, [], "p"]))))
-    members += draw(st.lists(st.tuples(keys.filter(lambda key: key not in ("id", "jsonrpc")), member_trees | meta_values),
-                             max_size=2))
-    members += [("id", 1)] * draw(st.sampled_from([0] * 8 + [1, 2]))
+    siblings = member_trees | meta_values | refused_meta_holders
+    sibling_keys = st.sampled_from(["_meta", "_meta", "params", "method"]) | names  # repeats of the roles too
+    members += draw(st.lists(st.tuples(sibling_keys, siblings), max_size=2))
+    members += [("id", 1)] * draw(st.sampled_from([0] * 6 + [1, 2]))
     members = draw(st.permutations(members))
     for _ in range(draw(st.sampled_from([0, 1, 1, 1, 2, 3]))):
         members.insert(draw(st.integers(0, len(members))), ("jsonrpc", draw(st.sampled_from(["2.0", "2.0", 2, None]))))
-    return draw(spaces) + write_members(draw, Members(members)) + draw(spaces)
+    rnd = random.Random(draw(st.integers(0, 2**32)))
+    return rnd.choice(SPACES) + write_members(rnd, Members(members)) + rnd.choice(SPACES)
 
 
 def _pairs(message: bytes) -> list:

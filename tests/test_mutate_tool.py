@@ -36,7 +36,7 @@ def test_the_python_operators():
 def test_every_python_mutant_parses_and_differs_from_the_source():
     mutants = mutate.mutants_of("src/diverge_codec/sequence.py")
     source = (ROOT / "src/diverge_codec/sequence.py").read_text()
-    assert len(mutants) >= 4 and len({mutant.key for mutant in mutants}) == len(mutants)
+    assert len(mutants) >= 3 and len({mutant.key for mutant in mutants}) == len(mutants)
     for mutant in mutants:
         ast.parse(mutant.text)
         assert mutant.text != source
