@@ -80,6 +80,12 @@ EQUIVALENT: dict[str, str] = {
         "one byte more reserved than an escape and the rest need: room, never output",
     "src/diverge_codec/_jsonwrite.h: int starts = dc_write_key(w, key, left == size) - 1; :: 1->2@58":
         "the writer gives up on the dict (returns 0) and the JSON backend writes the same bytes: a speed mutant only",
+    "src/diverge_codec/_jsonscan.h: for (; letters; letters &= letters - 1) { :: 1->2@45":
+        "differs from clearing the lowest bit only for bit 0, which letters never holds: a block's first byte follows"
+        " no backslash of its own block (a backslash ending a block starts the next one)",
+    "src/diverge_codec/_jsonwrite.h: if (depth + 1 > DC_WRITE_MAX_DEPTH || !dc_write_dict(w, item, depth + 1,"
+    " DC_CHECK_PARAMS)) return 0; :: 1->2@86":
+        "params counted one level deeper: the writer gives up one level sooner and the backend writes the same bytes",
     "src/diverge_codec/_tools_begin_scan.h: int first = 1; :: 1->2@16":
         "read only as !first, the same for 1 and 2",
 }
