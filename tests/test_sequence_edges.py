@@ -9,7 +9,8 @@ import importlib
 import pytest
 
 from diverge_codec import _implementation, errors, sequence
-from diverge_codec.sequence import State
+from diverge_codec.errors import RemoteProtocolError
+from diverge_codec.sequence import Rule, State
 
 
 @pytest.mark.parametrize("payload, error", [(b"", errors.ToolsBeginEmptyFrameError), (b"\x00{", errors.ToolsBeginFrameError)])
@@ -31,3 +32,14 @@ def test_the_public_module_takes_the_checkers_of_the_core_the_install_chose(monk
     finally:
         monkeypatch.undo()
         importlib.reload(sequence)
+
+
+def test_an_inactive_of_as_many_names_but_another_is_refused(seq, tb):
+    """The same count is not the same names: a size test alone would pass it."""
+    checker = seq.ToolsBeginChecker(tb)
+    for frame in (tb.Begun({"session": "rotating", "refresh": "rotating", "api": "fixed"}), tb.ACTIVE):
+        checker.frame(frame)
+    with pytest.raises(RemoteProtocolError) as caught:
+        checker.frame(tb.Inactive({"session": 1, "api": 2}))
+    assert caught.value.rule is Rule.INACTIVE_CARRIES_ROTATING and caught.value.index == 2
+    assert str(caught.value).endswith("(1 missing, 1 not declared rotating)")
