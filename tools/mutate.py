@@ -323,7 +323,10 @@ def scratch_tree(tests_from: str | None) -> Path:
         if (ROOT / "tests/peers" / peer).exists() and not (scratch / "tests/peers" / peer).exists():
             (scratch / "tests/peers" / peer).symlink_to((ROOT / "tests/peers" / peer).resolve())
     time.sleep(1.1)  # the copies below are newer than every source copied above
-    for built in list((ROOT / PKG).glob("*.so")) + list((ROOT / PKG).glob("*.c")):
+    import diverge_codec  # the install's built modules: in place (editable), or in site-packages (CI)
+
+    installed = Path(diverge_codec.__file__).parent
+    for built in sorted(installed.glob("*.so")) + sorted((ROOT / PKG).glob("*.c")):
         shutil.copy2(built, scratch / PKG / built.name)
         os.utime(scratch / PKG / built.name)
     if (ROOT / "build").is_dir():
@@ -402,7 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     scratch = scratch_tree(args.tests_from)
     try:
         for mutant in plan:
-            if args.budget and time.monotonic() - started > args.budget:
+            cost = 20 if mutant.path.endswith(".py") else 60  # about what one costs here: a compiled one rebuilds
+            if args.budget and time.monotonic() - started + cost > args.budget:
                 print(f"budget spent: {len(plan) - len(outcomes)} mutants not run")
                 break
             target = scratch / mutant.path
