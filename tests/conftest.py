@@ -168,6 +168,8 @@ PROCESSES = {
         "test_doctor_names_a_forced_stdlib_backend_and_gives_no_compile_hint_when_pure_is_chosen",
         "test_doctor_on_a_pure_install_says_how_to_compile", "test_forced_pure_says_so", "test_python_dash_m_runs_doctor",
         "test_require_extension_makes_a_missing_compiled_core_an_import_error",
+        "test_pypy_gets_the_pure_core_says_why_and_no_compile_hint",  # PyPy's: a child there
+        "test_pypy_with_the_extension_required_and_none_built_is_an_import_error",
     ),
     "test_json_fallback.py": ("test_both_cores_on_the_stdlib_path_refuse_what_they_refuse_on_orjson",),
     "test_leftovers.py": (

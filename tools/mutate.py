@@ -89,6 +89,18 @@ EQUIVALENT: dict[str, str] = {
         "params counted one level deeper: the writer gives up one level sooner and the backend writes the same bytes",
     "src/diverge_codec/_sequence_c.pyx: self._rotating_keys = None :: drop assignment":
         "a Begun is taken only as the first frame, when no Inactive has set the keys yet: they are None already",
+    "src/diverge_codec/_jsonscan.h: if (window && (offset < 128 ? window->start + 256 <= end :"
+    " (pos & ~(size_t)63) + 256 <= end)) { :: <=-><@93":
+        "a window is not started when its four blocks end exactly at the document's end: the reader without one reads"
+        " the same string",
+    "src/diverge_codec/_jsonwrite.h: if (Py_TYPE(item) != &PyDict_Type) return 0;  /* params or _meta not an object:"
+    " the caller words it */ :: !=->==@30":
+        "params is a dict or None (the frame was checked when made): the writer now gives up on every dict params, and"
+        " the backend checks _meta and writes the same bytes or the same refusal",
+    "src/diverge_codec/_tools_begin_c.pyx: cdef Py_ssize_t size = 0 :: 0->1@27":
+        "in decode and frame_inactive: bytes_owner / payload_owner set it before anything reads it",
+    "src/diverge_codec/_stream_c.pyx: if size <= 0: :: <=-><@12":
+        "a size of 0 resizes by nothing and copies nothing",
     "src/diverge_codec/_tools_begin_scan.h: int first = 1; :: 1->2@16":
         "read only as !first, the same for 1 and 2",
 }
@@ -100,6 +112,8 @@ KNOWN: dict[str, str] = {
     "src/diverge_codec/_tools_begin_scan.h: for (i = 0;; i += 8) { :: 0->1@13":
         "the name cache's hash skips a first byte (the full compare still tells names apart); an empty name reads 4"
         " bytes before it and shifts out of range: undefined behaviour, for the UBSan build to catch",
+    "src/diverge_codec/_tools_begin_scan.h: if (text && len) memcpy(PyUnicode_1BYTE_DATA(text), s, len); :: &&->||@13":
+        "a copy into NULL where PyUnicode_New failed: only an allocation failure reaches it, which no test injects",
 }
 """Survivors that are not equivalent but that no test can see: memory safety and undefined behaviour with the same
 results. Reported as "known", not failing the run; .ci/sanitize's builds are their test. See docs/mutation.md."""
