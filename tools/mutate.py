@@ -60,6 +60,8 @@ ORACLES: dict[str, list[str]] = {
     f"{PKG}/_jsonwrite.h": ["tests/test_mcp_notifications.py", "tests/test_encode_into.py", "tests/test_fuzz_corpus.py"],
     f"{PKG}/_tools_begin_scan.h": TOOLS_BEGIN,
     f"{PKG}/_mcp_notifications_c.pyx": PURE_CODEC,
+    f"{PKG}/_mcp_notifications_chunks.pxi": PURE_CODEC,
+    f"{PKG}/_mcp_notifications_lazy.pxi": PURE_CODEC,
     f"{PKG}/_tools_begin_c.pyx": TOOLS_BEGIN,
     f"{PKG}/_stream_c.pyx": STREAM,
     f"{PKG}/_sequence_c.pyx": SEQUENCE,
@@ -270,7 +272,7 @@ def _code_part(line: str, cython: bool) -> str:
 def c_mutants(path: str) -> list[Mutant]:
     lines = [line + "\n" for line in (ROOT / path).read_text().split("\n")]
     lines[-1] = lines[-1][:-1]
-    cython = path.endswith(".pyx")
+    cython = path.endswith((".pyx", ".pxi", ".pxd"))
     mutants = []
     in_comment = False
     for number, line in enumerate(lines, 1):
