@@ -142,9 +142,11 @@ def assert_message(error: BaseException, message: str) -> None:
 
 # The slow marker: `python -m pytest -m "not slow"` is the quick subset, where bugs are caught first.
 # A test is slow by what it does, not by its file's name: it starts a process or a server (a
-# socket bound), or it takes over ~1 s. Those are declared here; every other test is quick, and
+# socket bound), or it takes over ~1.5 s. Those are declared here; every other test is quick, and
 # a quick test that starts a process or binds a socket fails (the audit hook below), so the
-# declarations stay true. Their durations are `--durations` on a 2-core machine, 2026-12-06.
+# declarations stay true. DIVERGE_CODEC_SLOW_AUDIT=record DIVERGE_CODEC_SLOW_AUDIT_FILE=PATH lists
+# what each quick test started instead of failing it: how PROCESSES was found (the whole suite,
+# peers installed, 2026-12-06). The durations are `--durations` on a busy 2-core machine.
 SLOW_FILES = (
     "test_cli.py", "test_cli_hostile.py", "test_cli_streaming.py", "test_mcp_relay.py", "test_relay_command.py",
     "test_relay_http.py", "test_relay_many.py", "test_typing.py",
@@ -248,14 +250,14 @@ def _refuse_processes_in_quick_tests(event: str, args: tuple) -> None:
     if _quick["test"] is not None and event in PROCESS_EVENTS:
         _quick["events"].append(event)
         if os.environ.get("DIVERGE_CODEC_SLOW_AUDIT") != "record":
-            raise StartedInAQuickTest(f"{event} in a quick test: mark it slow (tests/conftest.py SLOW_TESTS)")
+            raise StartedInAQuickTest(f"{event} in a quick test: declare it slow (tests/conftest.py PROCESSES)")
 
 
 sys.addaudithook(_refuse_processes_in_quick_tests)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: starts a process or server, or over ~1 s; -m 'not slow' leaves them out")
+    config.addinivalue_line("markers", "slow: starts a process or server, or over ~1.5 s; -m 'not slow' leaves them out")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -285,5 +287,5 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                 out.write(f"{item.nodeid}\t{sorted(set(_quick['events']))}\n")
         if os.environ.get("DIVERGE_CODEC_SLOW_AUDIT") != "record" and report.passed:
             report.outcome = "failed"
-            report.longrepr = f"a quick test started {sorted(set(_quick['events']))}: declare it slow in tests/conftest.py"
+            report.longrepr = f"a quick test started {sorted(set(_quick['events']))}: declare it slow (tests/conftest.py PROCESSES)"
     return report
