@@ -101,6 +101,12 @@ EQUIVALENT: dict[str, str] = {
         " the backend checks _meta and writes the same bytes or the same refusal",
     "src/diverge_codec/_tools_begin_c.pyx: cdef Py_ssize_t size = 0 :: 0->1@27":
         "in decode and frame_inactive: bytes_owner / payload_owner set it before anything reads it",
+    "src/diverge_codec/_mcp_notifications_lazy.pxi: @cython.freelist(64) :: 64->65@17":
+        "a free list one object longer: how many freed objects are kept for reuse, never what they hold",
+    "src/diverge_codec/_mcp_notifications_lazy.pxi: if self._params_start < 0: :: <-><=@30":
+        "params never starts at offset 0 of a payload: byte 0 is the tag",
+    "src/diverge_codec/_mcp_notifications_lazy.pxi: return _lazy(owner, method, -1, -1) :: 1->2@37":
+        "where params is absent its start is -1 and its end is never read",
     "src/diverge_codec/_stream_c.pyx: if size <= 0: :: <=-><@12":
         "a size of 0 resizes by nothing and copies nothing",
     "src/diverge_codec/_tools_begin_scan.h: int first = 1; :: 1->2@16":
