@@ -27,6 +27,15 @@ LINES = [
     b'{"method":"a","method":7}', b'{"method":7,"method":"a"}', b'{"method":"a","params":{"_meta":1,"_meta":{}}}',
     b'{"method":"a","params":[]}', b'{"method":"a","params":null}', b'{"method":"a","params":{"_meta":null}}',
     b'{"method":"a","params":{"_meta":"x"}}', b'{"method":"a","params":{"\\u005fmeta":1}}', b'{"method":"\\u0061"}',
+    # Shapes the strategies pin (tests/strategies.py SHAPES): _meta in a sibling after params, an earlier
+    # params' _meta, whitespace before an envelope last's comma, role names nested and repeated.
+    b'{"method":"m","params":{},"x":{"_meta":1}}', b'{"method":"m","params":{"a":{}},"x":[{"_meta":"s"}],"jsonrpc":"2.0"}',
+    b'{"params":{"_meta":1},"method":"m","params":{}}', b'{"method":"m","params":{},"params":{"_meta":1}}',
+    b'{"method":"m" ,"jsonrpc":"2.0"}', b'{"method":"m"\n,\t"jsonrpc":"2.0"}', b'{"method":"m" , "jsonrpc" : "2.0" }',
+    b'{"method":"m","_meta":1,"params":{"p":{"_meta":2}}}', b'{"method":"m","params":{"params":{"_meta":1}}}',
+    b'{"jsonrpc":"2.0","method":"m","jsonrpc":"2.0","params":{}}', b'{"method":"m","params":{"_meta":{},"_meta":"x"}}',
+    b'{"_meta":{"_meta":1},"method":"m","params":{"_meta":null}}', b'{"x":{"params":1},"method":"m","params":{"a":[{"_meta":7}]}}',
+    b'{"method":"m","x":{},"params":{"_meta":[]}}', b'{"\\u006dethod":"m","p\\u0061rams":{"\\u005fmeta":{}},"x":{"_meta":0}}',
     # Requests and responses: an id in any spelling.
     b'{"jsonrpc":"2.0","id":1,"result":{}}', b'{"method":"ping","id":2,"jsonrpc":"2.0"}',
     b'{"jsonrpc":"2.0","method":"ping","\\u0069d":1}', b'{"jsonrpc":"2.0","method":"ping","i\\u0064":null}',

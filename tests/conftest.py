@@ -33,6 +33,8 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "diverge"))
 
 ALLOW_NO_EXTENSION = os.environ.get("DIVERGE_CODEC_REQUIRE_EXTENSION", "") in ("", "0")
+REQUIRE_PEERS = os.environ.get("DIVERGE_CODEC_REQUIRE_PEERS", "") not in ("", "0")
+"""CI: a real MCP server the tests need and cannot find fails them instead of skipping them."""
 
 
 def _has_tracemalloc() -> bool:
@@ -138,18 +140,91 @@ def assert_message(error: BaseException, message: str) -> None:
     assert str(error) == message
 
 
-# The slow marker: `python -m pytest -m "not slow"` is the quick subset (no real servers or
-# processes, nothing over ~2 s). Marked here by file and name, so the test files stay as written.
+# The slow marker: `python -m pytest -m "not slow"` is the quick subset, where bugs are caught first.
+# A test is slow by what it does, not by its file's name: it starts a process or a server (a
+# socket bound), or it takes over ~1.5 s. Those are declared here; every other test is quick, and
+# a quick test that starts a process or binds a socket fails (the audit hook below), so the
+# declarations stay true. DIVERGE_CODEC_SLOW_AUDIT=record DIVERGE_CODEC_SLOW_AUDIT_FILE=PATH lists
+# what each quick test started instead of failing it: how PROCESSES was found (the whole suite,
+# peers installed, 2026-12-06). The durations are `--durations` on a busy 2-core machine.
 SLOW_FILES = (
-    "test_relay_*.py", "test_peers.py", "test_mcp_relay.py", "test_cli_streaming.py", "test_cli_hostile.py",
-    "test_install.py", "test_typing.py",
+    "test_cli.py", "test_cli_hostile.py", "test_cli_streaming.py", "test_mcp_relay.py", "test_relay_command.py",
+    "test_relay_http.py", "test_relay_many.py", "test_typing.py",
 )
-"""Files whose tests start real servers or processes."""
-SLOW_TESTS = frozenset({
-    "test_hostile.py::test_a_million_frames_leave_memory_flat",  # 8-15 s a core
-    "test_reentrancy.py::test_a_decode_inside_a_decode_gives_the_same_frames_on_both_cores",  # up to 2.4 s
-})
-"""Tests over ~2 s by ``--durations`` in other files, as file::function (every parameter)."""
+"""Files every test of which starts a process (the CLI, a relay, a type checker) or a server."""
+PROCESSES = {
+    "test_cli_mistakes.py": (
+        "test_a_bad_path_fails_before_any_output", "test_a_json_looking_start_within_the_limit_is_read_as_records",
+        "test_an_empty_capture_is_a_finish_with_nothing", "test_json_lines_given_to_inspect_say_what_to_run_before_any_output",
+        "test_json_lines_on_standard_input_say_so_after_the_header", "test_what_the_hint_says_to_run_inspects_the_capture",
+    ),
+    "test_cli_startup.py": (
+        "test_a_command_relay_loads_asyncio_without_ssl_and_puts_it_back", "test_only_the_chosen_subcommand_is_imported",
+        "test_where_ssl_is_already_imported_asyncio_keeps_it",
+    ),
+    "test_contract.py": ("test_the_stdlib_backend_gives_every_outcome_orjson_gives",),
+    "test_decode_lazy.py": ("test_the_stdlib_json_path_reads_the_pieces_alike",),
+    "test_hostile.py": ("test_a_100_mb_body_costs_about_two_copies",),
+    "test_install.py": (
+        "test_a_missing_compiled_core_is_a_silent_fallback_even_under_W_error",
+        "test_doctor_names_a_forced_stdlib_backend_and_gives_no_compile_hint_when_pure_is_chosen",
+        "test_doctor_on_a_pure_install_says_how_to_compile", "test_forced_pure_says_so", "test_python_dash_m_runs_doctor",
+        "test_require_extension_makes_a_missing_compiled_core_an_import_error",
+        "test_pypy_gets_the_pure_core_says_why_and_no_compile_hint",  # PyPy's: a child there
+        "test_pypy_with_the_extension_required_and_none_built_is_an_import_error",
+    ),
+    "test_json_fallback.py": ("test_both_cores_on_the_stdlib_path_refuse_what_they_refuse_on_orjson",),
+    "test_leftovers.py": (
+        "test_a_dead_unreaped_child_is_not_a_leftover", "test_children_are_the_children_a_scan_of_proc_finds_from_every_thread",
+        "test_descendants_are_the_tree_a_scan_of_proc_finds_grandchildren_and_other_groups_included",
+        "test_end_children_kills_what_it_finds_and_spares_what_it_is_told_to",
+    ),
+    "test_mcp_sdk.py": (
+        "test_under_mcp_1x_the_import_names_the_version_needed_and_the_one_found",
+        "test_without_mcp_the_import_says_so_and_how_to_install_it",
+    ),
+    "test_model.py": ("test_compiled_is_used_when_built", "test_pure_is_forced_by_the_environment"),
+    "test_peers.py": (
+        "test_big_log_server_writes_one_line_over_two_mib", "test_eof_ignoring_server_needs_sigkill",
+        "test_eof_ignoring_server_without_flag_ends_on_sigterm", "test_exit_at_once_server", "test_live_sdk_server_member_order",
+        "test_live_server_everything_progress", "test_live_ts_server_early_logs_before_answering_initialize",
+    ),
+    "test_private_files.py": (
+        "test_encode_refuses_a_symbolic_link_and_leaves_its_target", "test_encode_replaces_an_existing_0644_file_with_a_0600_one",
+        "test_encode_writes_a_new_file_0600", "test_what_is_no_regular_file_is_refused_and_left",
+    ),
+    "test_readme.py": ("test_a_readme_block_runs_as_pasted",),
+    "test_relay_peers.py": (
+        "test_a_capture_replays_through_cat", "test_a_notification_written_before_the_initialize_answer_is_relayed_first",
+        "test_a_server_that_ignores_eof_and_sigterm_is_killed_and_the_relay_ends", "test_a_server_that_ignores_eof_ends_at_sigterm",
+        "test_an_sdk_server_relayed_until_its_calls_are_answered", "test_server_everything_progress_logging_and_a_subscription",
+        "test_the_2_mib_log_line_of_the_big_log_peer_is_relayed", "test_the_peer_that_exits_at_once_is_unreachable",
+    ),
+    "test_relay_service.py": (
+        "test_a_call_never_answered_is_cancelled_and_until_answered_ends",
+        "test_a_line_of_max_line_bytes_is_relayed_and_one_more_is_too_large", "test_a_process_that_left_the_server_s_group_is_ended_too",
+        "test_a_quiet_server_s_consumer_leaving_ends_the_relay", "test_a_real_quiet_server_s_consumer_leaving_ends_the_relay",
+        "test_a_revision_offered_is_accepted_back", "test_a_revision_the_relay_cannot_speak_is_refused_up_front",
+        "test_a_server_that_exits_while_its_child_holds_the_output_is_ended",
+        "test_a_server_that_floods_requests_and_reads_nothing_grows_no_memory", "test_a_signal_after_the_consumer_left_gives_the_report",
+        "test_a_tool_result_with_is_error_counts_as_a_failed_call", "test_every_line_is_accounted_for_blank_meaning_json_whitespace_only",
+        "test_nothing_is_left_when_the_relay_ends_normally", "test_the_channel_file_is_private_and_replaces_what_was_there",
+        "test_the_server_s_output_pipe_is_widened_to_read_more_per_turn",
+    ),
+    "test_scanner.py": ("test_the_stdlib_json_path_splices_and_refuses_alike",),
+    "test_stream.py": ("test_a_record_spanning_chunks_costs_about_two_sizes",),
+}
+"""Tests in other files that start a process or a server, by file (every parameter)."""
+LONG = {
+    "test_hostile.py": ("test_a_million_frames_leave_memory_flat",),  # 8-13 s a core
+    "test_backends.py": ("test_any_input_passes_the_backend_target",),  # 2.9 s
+    "test_reentrancy.py": (
+        "test_calls_fired_at_a_checker_mid_call_raise_at_most",  # 1.0-1.9 s each of 8 cases
+        "test_a_decode_inside_a_decode_gives_the_same_frames_on_both_cores",  # up to 2.4 s
+    ),
+}
+"""Tests over ~1.5 s (`--durations`, a busy 2-core machine, 2026-12-06) that start nothing."""
+SLOW_TESTS = frozenset(f"{file}::{name}" for table in (PROCESSES, LONG) for file, names in table.items() for name in names)
 
 
 def is_slow(file_name: str, function: str) -> bool:
@@ -157,11 +232,60 @@ def is_slow(file_name: str, function: str) -> bool:
     return any(fnmatch.fnmatchcase(file_name, pattern) for pattern in SLOW_FILES) or f"{file_name}::{function}" in SLOW_TESTS
 
 
+PROCESS_EVENTS = frozenset({
+    "subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "os.exec", "pty.spawn",
+    "socket.bind",
+})
+"""Audit events that start a process or a server (asyncio's subprocesses and servers raise them too)."""
+
+
+class StartedInAQuickTest(RuntimeError):
+    """A test of the quick subset started a process or a server: declare it slow in conftest.py."""
+
+
+_quick = {"test": None, "events": []}  # the quick test running, and what it started
+
+
+def _refuse_processes_in_quick_tests(event: str, args: tuple) -> None:
+    if _quick["test"] is not None and event in PROCESS_EVENTS:
+        _quick["events"].append(event)
+        if os.environ.get("DIVERGE_CODEC_SLOW_AUDIT") != "record":
+            raise StartedInAQuickTest(f"{event} in a quick test: declare it slow (tests/conftest.py PROCESSES)")
+
+
+sys.addaudithook(_refuse_processes_in_quick_tests)
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: real servers or processes, or over ~2 s; -m 'not slow' leaves them out")
+    config.addinivalue_line("markers", "slow: starts a process or server, or over ~1.5 s; -m 'not slow' leaves them out")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if is_slow(item.path.name, getattr(item, "originalname", item.name)):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """A quick test is watched from its setup to its teardown: what it started fails it, even if caught."""
+    quick = item.get_closest_marker("slow") is None
+    _quick["test"], _quick["events"] = (item.nodeid if quick else None), []
+    try:
+        return (yield)
+    finally:
+        _quick["test"] = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    if _quick["events"] and report.when == "teardown" and _quick["test"] == item.nodeid:
+        record = os.environ.get("DIVERGE_CODEC_SLOW_AUDIT_FILE")
+        if record:
+            with open(record, "a") as out:
+                out.write(f"{item.nodeid}\t{sorted(set(_quick['events']))}\n")
+        if os.environ.get("DIVERGE_CODEC_SLOW_AUDIT") != "record" and report.passed:
+            report.outcome = "failed"
+            report.longrepr = f"a quick test started {sorted(set(_quick['events']))}: declare it slow (tests/conftest.py PROCESSES)"
+    return report

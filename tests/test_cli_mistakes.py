@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from diverge_codec import _bench, _implementation, samples
 from diverge_codec.cli import _records, bench, doctor, main
 
-from conftest import IMPLEMENTATIONS, is_slow, load
+from conftest import IMPLEMENTATIONS, load
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "hunter2-SECRET"
@@ -264,20 +264,3 @@ def test_bench_says_where_its_targets_come_from(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert '"target" is the case\'s target (_bench.TARGETS, rendered as docs/bench_targets.md)' in text
     assert "issue" not in text
-
-
-# the quick subset -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("file_name", "function", "slow"), [
-    ("test_relay_command.py", "test_usage_errors_exit_2", True),
-    ("test_relay_http.py", "anything", True),
-    ("test_peers.py", "anything", True),
-    ("test_install.py", "anything", True),
-    ("test_hostile.py", "test_a_million_frames_leave_memory_flat", True),
-    ("test_hostile.py", "test_every_call_refuses_hostile_input", False),
-    ("test_relay.py", "anything", False),
-    ("test_cli_parts.py", "anything", False),
-])
-def test_the_slow_marker_leaves_out_servers_processes_and_long_tests(file_name, function, slow):
-    assert is_slow(file_name, function) is slow

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from conftest import REQUIRE_PEERS
+
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = ROOT / "benchmarks" / "data" / "captures"
 sys.path.insert(0, str(ROOT / "tests" / "peers"))
@@ -263,7 +265,7 @@ def test_big_log_server_writes_one_line_over_two_mib() -> None:
 def _live(name: str) -> list[str]:
     command = command_for(name)
     if command is None:
-        pytest.skip(f"{name}: {missing(name)}")
+        (pytest.fail if REQUIRE_PEERS else pytest.skip)(f"{name}: {missing(name)} (CI runs .ci/peers first)")
     return command
 
 

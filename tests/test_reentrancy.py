@@ -573,7 +573,10 @@ def test_a_reader_buffer_changed_from_a_gc_callback_is_read_safely(impl):
     # The buffer is reachable (gc.get_referents): code that grows or shrinks it mid-feed must
     # meet checked reads, never a stale length.
     stream = load("stream", impl)
-    data = b"".join(stream.record(bytes(n)) for n in range(30))
+    payloads = [bytes(n) for n in range(30)]
+    data = b"".join(stream.record(payload) for payload in payloads)
+    plain = stream.RecordReader(max_record=1000)
+    assert [record for start in range(0, len(data), 5) for record in records(plain.feed(data[start:start + 5]))] == payloads
     for change in (lambda b: b.extend(b"\xff" * 9), lambda b: b.clear(), lambda b: b.__delitem__(slice(0, 2))):
         reader = stream.RecordReader(max_record=1000)
         buffers = [b for b in gc.get_referents(reader) if type(b) is bytearray]
@@ -582,12 +585,22 @@ def test_a_reader_buffer_changed_from_a_gc_callback_is_read_safely(impl):
             assert buffers == []
             return
         assert buffers
-        with gc_callback(lambda phase, info: [change(b) for b in buffers] if phase == "start" else None, 3):
+        changes = []
+
+        def changing(phase, info):
+            if phase == "start":
+                changes.append([change(b) for b in buffers])
+
+        read = []  # each feed's records, where no change came before it or during it
+        with gc_callback(changing, 3):
             for start in range(0, len(data), 5):
                 try:
-                    reader.feed(data[start:start + 5])
+                    out = records(reader.feed(data[start:start + 5]))
                 except (StreamError, RuntimeError):
-                    pass
+                    continue
+                if not changes:
+                    read += out
+        assert changes and read == payloads[:len(read)]  # the buffer was changed; until then, the stream was read
 
 
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)

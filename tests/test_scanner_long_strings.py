@@ -75,3 +75,12 @@ def test_runs_of_backslashes_of_every_length_at_every_offset_around_the_blocks(a
             scanner_check._check(data)
             check_one(b"\x00" + data)
             scanner_check._check(body(text.replace(b"c" * 40, b'c"' + b"d" * 39)))  # a quote inside: escaped or not
+
+
+def test_every_byte_after_a_backslash_in_a_long_string_is_held_to_orjson():
+    """Only " \\ / b f n r t u may follow a backslash: the long readers tell the letters by their nibbles
+    (a table each), so every byte is tried at offsets in and around the 64-byte blocks of a long string."""
+    for byte in range(256):
+        for offset in (0, 17, 31, 32, 35, 40, 63, 64, 95, 130):
+            text = b"a" * offset + b"\\" + bytes([byte]) + b"b" * 150
+            scanner_check._check(body(text))
