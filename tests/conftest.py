@@ -149,7 +149,8 @@ def assert_message(error: BaseException, message: str) -> None:
 # peers installed, 2026-12-06). The durations are `--durations` on a busy 2-core machine.
 SLOW_FILES = (
     "test_cli.py", "test_cli_hostile.py", "test_cli_streaming.py", "test_mcp_relay.py", "test_relay_command.py",
-    "test_relay_http.py", "test_relay_many.py", "test_typing.py",
+    "test_relay_http.py", "test_relay_many.py", "test_typing.py", "test_relay_http_hostile.py", "test_relay_http_restart.py",
+    "test_relay_http_reach.py", "test_relay_channel_end.py", "test_relay_person.py",
 )
 """Files every test of which starts a process (the CLI, a relay, a type checker) or a server."""
 PROCESSES = {
@@ -174,7 +175,22 @@ PROCESSES = {
         "test_pypy_with_the_extension_required_and_none_built_is_an_import_error",
     ),
     "test_json_fallback.py": ("test_both_cores_on_the_stdlib_path_refuse_what_they_refuse_on_orjson",),
+    "test_ci_debian_mirror.py": (
+        "test_no_debian_source_is_refused_saying_what_to_set", "test_no_registry_host_is_named_in_the_repository",
+        "test_the_first_debian_release_source_is_the_mirror",
+    ),
+    "test_cli_first_hour.py": (
+        "test_a_pipe_without_a_dash_is_refused_naming_the_dash_and_the_sample", "test_an_empty_pipe_without_a_dash_is_refused_too",
+        "test_force_tty_writes_it_anyway", "test_long_params_are_clipped_in_text", "test_no_input_given_shows_the_sample_saying_so",
+        "test_params_are_hidden_by_default_and_shown_escaped_on_request", "test_params_in_json_are_null_unless_asked",
+        "test_sample_is_shown_on_request_without_a_note_whatever_stdin_is", "test_sample_with_a_file_is_refused",
+        "test_the_channel_is_not_written_to_a_terminal", "test_the_readme_first_command_works_with_stdin_not_a_terminal",
+    ),
     "test_leftovers.py": (
+        "test_a_server_still_running_is_ended_by_its_group_and_is_not_its_own_leftover",
+        "test_the_environment_of_a_process_older_than_this_one_is_not_read",
+        "test_what_a_server_left_is_found_as_a_scan_of_every_process_finds_it_and_ended",
+        "test_what_is_below_a_running_server_is_not_read_until_it_stopped",
         "test_a_dead_unreaped_child_is_not_a_leftover", "test_children_are_the_children_a_scan_of_proc_finds_from_every_thread",
         "test_descendants_are_the_tree_a_scan_of_proc_finds_grandchildren_and_other_groups_included",
         "test_end_children_kills_what_it_finds_and_spares_what_it_is_told_to",
