@@ -11,6 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / ".ci" / "debian-mirror"
+pytestmark = pytest.mark.skipif(not SCRIPT.is_file(), reason="no .ci/ beside tests/ (a copy of the tests, as .ci/sanitize "
+                                                          "runs): the script and the repository are the checkout's")
 # Written as labels, so that this file names no host either.
 REGISTRY_HOSTS = tuple(".".join(labels) for labels in (
     ("pypi", "org"), ("pythonhosted", "org"), ("deb", "debian", "org"), ("ftp", "debian", "org"),
