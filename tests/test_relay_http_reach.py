@@ -51,8 +51,8 @@ def _legacy_server(name: str, port: int) -> subprocess.Popen[bytes]:
 
 
 LEGACY = {
-    "ts-sdk-everything": (["--request", 'logging/setLevel={"level":"debug"}', "--call", "toggle-simulated-logging",
-                           "--call", 'trigger-long-running-operation={"duration":1,"steps":5}', "--duration", "7"], 405),
+    "ts-sdk-everything": (["--request", 'logging/setLevel={"level":"debug"}',
+                           "--call", 'trigger-long-running-operation={"duration":1,"steps":5}', "--until-answered"], 405),
     "mcp-v1": (["--call", "emit_all", "--until-answered"], 405),
 }
 
