@@ -201,7 +201,7 @@ def test_server_everything_over_http_progress_logging_and_a_subscription(everyth
 def test_server_everything_killed_mid_stream_ends_the_relay(everything):
     url, process = everything
     relay = subprocess.Popen([*RELAY, "--url", url, "--request", 'logging/setLevel={"level":"debug"}',
-                              "--call", "toggle-simulated-logging", "--grace", "1"],
+                              "--call", "toggle-simulated-logging", "--grace", "1", "--reconnect-window", "3"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(3)
     process.kill()
