@@ -238,45 +238,58 @@ static DC_ALWAYS_INLINE int dc_short_escape(unsigned char c) {
     return (unsigned int)(c - 0x60) < 32 ? (int)((letters >> (c - 0x60)) & 1) : c == '/';
 }
 
-/* A block read without the string's end: the next block's start, with this bit on (no position has it). */
+/* A block read without the string's end: the next block starts 64 bytes on (*open says whether
+ * an escape is open at its first byte). No position is this value. */
 #define DC_GO_ON ((size_t)1 << (sizeof(size_t) * 8 - 1))
 
 /* A block of 64 bytes from s[base] with a flagged byte (bits: quotes, backslashes, control and
- * non-ASCII bytes; slashes: backslashes; lows: whether any control or non-ASCII byte), base where
- * no escape is open: the position after the string's closing quote, 0 if the string is invalid,
- * or DC_GO_ON | the next block's start. A block of quotes and backslashes only is read as simdjson reads one:
- * the escaped bytes are the odd places of each run of backslashes, the first quote not among them
- * ends the string, and only escaped letters are looked at one by one; a run of backslashes to the
- * block's end of odd length leaves its last one to the next block. Any other block, or a \u
- * escape, goes from one flagged byte to the next (dc_block_walk). */
+ * non-ASCII bytes; slashes: backslashes; lows: whether any control or non-ASCII byte); *open (0 or 1):
+ * whether the last block's last backslash escapes s[base]. The position after the string's closing
+ * quote, 0 if the string is invalid, DC_GO_ON (the next block at base + 64, *open set for it), or
+ * DC_GO_ON | the next block's start, no escape open there (after a walk). A block of quotes and
+ * backslashes only is read as simdjson reads one (find_escaped, its carry in *open): the escaped
+ * bytes are the odd places of each run of backslashes, the first quote not among them ends the
+ * string, and only escaped letters are looked at one by one. The next block's start does not
+ * depend on this one's bits, so its loads need not wait for them: text with an escape every few
+ * bytes is read at the pace of the loads. Any other block, or a \u escape, goes from one flagged
+ * byte to the next (dc_block_walk), from the open escape's backslash where there is one. */
 static DC_NOINLINE size_t dc_block_walk(const unsigned char *s, size_t base, size_t end, uint64_t bits, int *escaped);
 
+static DC_ALWAYS_INLINE size_t dc_block_walk_open(const unsigned char *s, size_t base, size_t end, uint64_t bits,
+                                                  uint64_t *open, int *escaped) {
+    if (!*open) return dc_block_walk(s, base, end, bits, escaped);
+    *open = 0;  /* from the backslash (bit 0 of the shifted bits): the block's last byte is read again next */
+    return dc_block_walk(s, base - 1, end, (bits << 1) | 1, escaped);
+}
+
 static DC_ALWAYS_INLINE size_t dc_block(const unsigned char *s, size_t base, size_t end, uint64_t bits, uint64_t slashes,
-                                        int lows, uint64_t strange, int flagged, int *escaped) {
+                                        int lows, uint64_t strange, int flagged, uint64_t *open, int *escaped) {
     const uint64_t even = UINT64_C(0x5555555555555555);
-    uint64_t quotes, follows, escapes, ends, below, letters, runs;
+    uint64_t quotes, follows, escapes, ends, below, letters, runs, escapers;
     unsigned char c;
     int carry;
-    if (lows) return dc_block_walk(s, base, end, bits, escaped);
+    if (lows) return dc_block_walk_open(s, base, end, bits, open, escaped);
     quotes = bits & ~slashes;
-    follows = slashes << 1;
+    escapers = slashes & ~*open;  /* a backslash the last block's escapes is no escaper */
+    follows = (escapers << 1) | *open;
     /* simdjson's find_escaped: the carry out says the block's last backslash escapes the next byte */
-    carry = __builtin_add_overflow(slashes & ~even & ~follows, slashes, &runs);
+    carry = __builtin_add_overflow(escapers & ~even & ~follows, escapers, &runs);
     escapes = (even ^ (runs << 1)) & follows;
     ends = quotes & ~escapes;
     below = (ends & (0 - ends)) - 1;  /* the bytes before the closing quote (all, without one) */
     letters = escapes & ~bits & below;  /* bits: the quotes and backslashes */
     if (flagged) {  /* strange: the caller flagged every byte that is no short escape's letter */
-        if (letters & strange) return dc_block_walk(s, base, end, bits, escaped);
+        if (letters & strange) return dc_block_walk_open(s, base, end, bits, open, escaped);
     } else {
         for (; letters; letters &= letters - 1) {
             c = s[base + (size_t)__builtin_ctzll(letters)];
-            if (!dc_short_escape(c)) return c == 'u' ? dc_block_walk(s, base, end, bits, escaped) : 0;
+            if (!dc_short_escape(c)) return c == 'u' ? dc_block_walk_open(s, base, end, bits, open, escaped) : 0;
         }
     }
     if (slashes & below) *escaped = 1;
     if (ends) return base + (size_t)__builtin_ctzll(ends) + 1;
-    return DC_GO_ON | (base + 64 - (size_t)carry);
+    *open = (uint64_t)carry;
+    return DC_GO_ON;
 }
 
 static DC_NOINLINE size_t dc_block_walk(const unsigned char *s, size_t base, size_t end, uint64_t bits, int *escaped) {
@@ -320,6 +333,7 @@ static size_t dc_string_tail(const unsigned char *s, size_t pos, size_t end, int
  * 16-byte reads each. */
 static DC_NOINLINE size_t dc_string_long_sse2(const unsigned char *s, size_t pos, size_t end, int *escaped) {
     size_t read;
+    uint64_t open = 0;
     __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), low = _mm_set1_epi8(0x20);
     __asm__("" : "+x"(quote), "+x"(slash), "+x"(low));  /* as in dc_string_long_avx2 */
     while (pos + 64 <= end) {
@@ -330,7 +344,7 @@ static DC_NOINLINE size_t dc_string_long_sse2(const unsigned char *s, size_t pos
         __m128i la = _mm_cmplt_epi8(a, low), lb = _mm_cmplt_epi8(b, low), lc = _mm_cmplt_epi8(c2, low), ld = _mm_cmplt_epi8(d, low);
         __m128i fa = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(a, quote), ba), la), fb = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, quote), bb), lb);
         __m128i fc = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(c2, quote), bc), lc), fd = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(d, quote), bd), ld);
-        if (!_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(fa, fb), _mm_or_si128(fc, fd)))) {
+        if (!(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(fa, fb), _mm_or_si128(fc, fd))) | open)) {
             pos += 64;
             continue;
         }
@@ -339,11 +353,15 @@ static DC_NOINLINE size_t dc_string_long_sse2(const unsigned char *s, size_t pos
                 | ((uint64_t)(unsigned int)_mm_movemask_epi8(fc) << 32) | ((uint64_t)(unsigned int)_mm_movemask_epi8(fd) << 48),
             (uint64_t)(unsigned int)_mm_movemask_epi8(ba) | ((uint64_t)(unsigned int)_mm_movemask_epi8(bb) << 16)
                 | ((uint64_t)(unsigned int)_mm_movemask_epi8(bc) << 32) | ((uint64_t)(unsigned int)_mm_movemask_epi8(bd) << 48),
-            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(la, lb), _mm_or_si128(lc, ld))), 0, 0, escaped);
+            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(la, lb), _mm_or_si128(lc, ld))), 0, 0, &open, escaped);
+        if (read == DC_GO_ON) {
+            pos += 64;
+            continue;
+        }
         if (!(read & DC_GO_ON)) return read;
         pos = read & ~DC_GO_ON;
     }
-    return dc_string_tail(s, pos, end, escaped);
+    return dc_string_tail(s, pos - (size_t)open, end, escaped);  /* an open escape: from its backslash */
 }
 
 #if DC_AVX2
@@ -365,6 +383,7 @@ __attribute__((target("avx2,bmi,bmi2"))) static DC_ALWAYS_INLINE unsigned int dc
  * compares and masks a block, which is most of a long escaped string's cost. */
 __attribute__((target("avx2,bmi,bmi2"))) static DC_NOINLINE size_t dc_string_long_avx2(const unsigned char *s, size_t pos, size_t end, int *escaped) {
     size_t read;
+    uint64_t open = 0;
     __m256i quote = _mm256_set1_epi8('"'), slash = _mm256_set1_epi8('\\'), low = _mm256_set1_epi8(0x20);
     /* Opaque to GCC from here: it would otherwise rebuild them after each flagged block, and test
      * the low bytes with two instructions instead of one. */
@@ -376,7 +395,7 @@ __attribute__((target("avx2,bmi,bmi2"))) static DC_NOINLINE size_t dc_string_lon
         __m256i la = _mm256_cmpgt_epi8(low, a), lb = _mm256_cmpgt_epi8(low, b);
         __m256i fa = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(a, quote), ba), la);
         __m256i fb = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(b, quote), bb), lb);
-        if (_mm256_testz_si256(_mm256_or_si256(fa, fb), _mm256_or_si256(fa, fb))) {
+        if (_mm256_testz_si256(_mm256_or_si256(fa, fb), _mm256_or_si256(fa, fb)) && !open) {
             pos += 64;
             continue;
         }
@@ -384,11 +403,15 @@ __attribute__((target("avx2,bmi,bmi2"))) static DC_NOINLINE size_t dc_string_lon
             (uint64_t)(unsigned int)_mm256_movemask_epi8(fa) | ((uint64_t)(unsigned int)_mm256_movemask_epi8(fb) << 32),
             (uint64_t)(unsigned int)_mm256_movemask_epi8(ba) | ((uint64_t)(unsigned int)_mm256_movemask_epi8(bb) << 32),
             !_mm256_testz_si256(_mm256_or_si256(la, lb), _mm256_or_si256(la, lb)),
-            (uint64_t)(unsigned int)dc_strange32(a) | ((uint64_t)(unsigned int)dc_strange32(b) << 32), 1, escaped);
+            (uint64_t)(unsigned int)dc_strange32(a) | ((uint64_t)(unsigned int)dc_strange32(b) << 32), 1, &open, escaped);
+        if (read == DC_GO_ON) {
+            pos += 64;
+            continue;
+        }
         if (!(read & DC_GO_ON)) return read;
         pos = read & ~DC_GO_ON;
     }
-    return dc_string_tail(s, pos, end, escaped);
+    return dc_string_tail(s, pos - (size_t)open, end, escaped);
 }
 
 static int dc_avx2 = -1;  /* unknown, then whether the AVX2 reader is used; a race writes the same value */
@@ -502,6 +525,12 @@ look:  /* s[pos] needs a look */
         if (c < 0x20) return 0;  /* a control character, or the NUL past the end */
         pos = dc_string_other(s, pos, end, escaped);
         if (!pos) return 0;
+#if DC_SSE2
+        /* After an escape, the rest goes to the block reader, which reads runs of escapes from a
+         * block's bits: text with an escape every few bytes never has the 32 clean bytes that send
+         * a string there, and the 16-byte loop would start a fresh load after each one. */
+        if (c == '\\' && !window && pos + 64 <= end) return dc_string_long(s, pos, end, escaped);
+#endif
     }
 }
 
