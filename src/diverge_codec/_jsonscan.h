@@ -70,10 +70,18 @@ typedef struct {
 
 /* Where decode_lazy finds a notification's fields: the last top-level method and params
  * values (orjson keeps the last of duplicates), as byte offsets; DC_NONE where absent. */
+#define DC_MAX_MEMBERS 6
+typedef struct {
+    size_t key, key_end, value, end;  /* the key's quotes (key_end after the closing one); the value's bytes */
+    int key_escaped, value_escaped;  /* a backslash in the key; in a string value (or its key) */
+} dc_member_span;
+
 typedef struct {
     size_t method_start, method_end;  /* the string, quotes included */
     size_t params_start, params_end;
     int method_escaped;               /* a backslash in the method (or its key): the parser reads it */
+    size_t nmembers;                  /* the top-level members, in order: decode builds the mapping */
+    dc_member_span members[DC_MAX_MEMBERS];  /* the first DC_MAX_MEMBERS of them */
 } dc_fields;
 
 /* The least decimal that rounds to infinity as a double, 2**1024 - 2**970 (ties go to even: up). */
@@ -751,6 +759,8 @@ static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *ou
     dc_window window = {DC_WINDOW_EMPTY, {0, 0, 0}};
     dc_window *reader = windowed ? &window : NULL;
     int top_role = DC_ROLE_OTHER;  /* the role of the top-level member being read (fields only) */
+    int key_escaped = 0;  /* whether that member's key has a backslash (fields only) */
+    size_t key_end = 0;   /* the byte after that key's closing quote (fields only) */
     size_t value_start = 0;
 
     stack[0] = 0;  /* no container: what the array test after the root value reads */
@@ -761,6 +771,7 @@ static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *ou
     if (fields) {
         fields->method_start = fields->method_end = fields->params_start = fields->params_end = DC_NONE;
         fields->method_escaped = 0;
+        fields->nmembers = 0;
     }
     while (dc_space(s[pos])) pos++;
     if (pos >= size) return DC_NOT_NOTIFICATION;  /* a blank line is no message */
@@ -825,7 +836,11 @@ key:
         if (depth == 1) {
             member_start = key_start;
             value_start = pos;
-            if (fields) top_role = role;
+            if (fields) {
+                top_role = role;
+                key_escaped = escaped;
+                key_end = next;
+            }
             has_id |= role == DC_ROLE_ID;
             if (role == DC_ROLE_METHOD) method_kind = kind;
             if (role == DC_ROLE_PARAMS) {
@@ -869,13 +884,25 @@ after:  /* a value ended at pos */
                 out->method_start = value_start;
                 out->method_end = pos;
             }
-        } else if (top_role == DC_ROLE_METHOD) {
-            fields->method_start = value_start;
-            fields->method_end = pos;
-            fields->method_escaped = escaped;
-        } else if (top_role == DC_ROLE_PARAMS) {
-            fields->params_start = value_start;
-            fields->params_end = pos;
+        } else {
+            if (fields->nmembers < DC_MAX_MEMBERS) {
+                dc_member_span *member = &fields->members[fields->nmembers];
+                member->key = member_start;
+                member->key_end = key_end;
+                member->value = value_start;
+                member->end = pos;
+                member->key_escaped = key_escaped;
+                member->value_escaped = escaped;
+            }
+            fields->nmembers++;
+            if (top_role == DC_ROLE_METHOD) {
+                fields->method_start = value_start;
+                fields->method_end = pos;
+                fields->method_escaped = escaped;
+            } else if (top_role == DC_ROLE_PARAMS) {
+                fields->params_start = value_start;
+                fields->params_end = pos;
+            }
         }
     }
     if (depth == 0) {

@@ -1,7 +1,10 @@
 # Included at the end of _mcp_notifications_c.pyx: decode_lazy, routing without parsing.
 # The twin is the end of _mcp_notifications_py.py.
 
+from cpython.float cimport PyFloat_FromDouble
+from cpython.long cimport PyLong_FromLongLong
 from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.string cimport memchr
 
 from diverge_codec._payload cimport GIL_BUILD
 
@@ -9,9 +12,16 @@ from diverge_codec._mcp_notifications_py import _params_span
 
 
 cdef extern from "_jsonscan.h":
+    ctypedef struct dc_member_span:
+        size_t key, key_end, value, end
+        int key_escaped, value_escaped
+    enum:
+        DC_MAX_MEMBERS
     ctypedef struct dc_fields:
         size_t method_start, method_end, params_start, params_end
         int method_escaped
+        size_t nmembers
+        dc_member_span members[DC_MAX_MEMBERS]
     size_t DC_NONE
     int dc_scan_fields(const char* data, size_t size, dc_fields* fields) nogil
 
@@ -89,6 +99,7 @@ A notification read for routing: its ``method``, and its params as the JSON byte
 
 
 cdef extern from "Python.h":
+    double PyOS_string_to_double(const char* text, char** end, PyObject* overflow_exception) except? -1.0
     bint PyUnicode_IS_ASCII(object text)
     const void* PyUnicode_DATA(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
@@ -169,3 +180,189 @@ def decode_lazy(payload):
     if fields.params_start == DC_NONE:
         return _lazy(owner, method, -1, -1)
     return _lazy(owner, method, fields.params_start + 1, fields.params_end + 1)
+
+
+# decode of a short notification (_SCANNED_UP_TO): the scan validates the body as orjson reads it and
+# finds its top-level members; the parser reads only what the scan cannot build (params, and any
+# value that is no plain string or literal), and the mapping is built from the pieces. orjson.loads
+# of the whole builds the same dict, and pays to read the envelope through its general path.
+cdef str _JSONRPC_KEY = _loads(b'{"jsonrpc":0}').popitem()[0]
+
+
+# What _built leaves to the parser: a string with an escape, an integer of more than 18 digits, a
+# number too long to copy, or nesting past _BUILT_DEPTH.
+cdef object _UNBUILT = object()
+DEF _BUILT_DEPTH = 32
+
+
+cdef inline size_t _skip_space(const char* s, size_t pos) noexcept:
+    while s[pos] == b" " or s[pos] == b"\n" or s[pos] == b"\r" or s[pos] == b"\t":
+        pos += 1
+    return pos
+
+
+cdef inline const char* _plain_string_end(const char* s, size_t start, size_t end) noexcept:
+    """The closing quote of the string whose text starts at s[start], or NULL where it has a backslash."""
+    cdef const char* quote = <const char*>memchr(s + start, b'"', end - start)
+    if memchr(s + start, b"\\", quote - (s + start)) != NULL:
+        return NULL
+    return quote
+
+
+cdef object _number(const char* s, size_t* at):
+    """The number at s[at[0]], as orjson reads it: an int where it has no fraction or exponent
+    (of at most 18 digits here), else the correctly rounded double."""
+    cdef size_t pos = at[0], start = at[0]
+    cdef long long value = 0
+    cdef bint negative = s[pos] == b"-"
+    cdef char text[40]
+    pos += negative
+    while s[pos] >= b"0" and s[pos] <= b"9":
+        value = value * 10 + (s[pos] - 48) if pos - start - negative < 18 else value
+        pos += 1
+    if s[pos] != b"." and s[pos] != b"e" and s[pos] != b"E":
+        if pos - start - negative > 18:
+            return _UNBUILT
+        at[0] = pos
+        return PyLong_FromLongLong(-value if negative else value)
+    while (s[pos] >= b"0" and s[pos] <= b"9") or s[pos] == b"." or s[pos] == b"e" or s[pos] == b"E" \
+            or s[pos] == b"+" or s[pos] == b"-":
+        pos += 1
+    if pos - start >= sizeof(text):
+        return _UNBUILT
+    memcpy(text, s + start, pos - start)
+    text[pos - start] = 0
+    at[0] = pos
+    return PyFloat_FromDouble(PyOS_string_to_double(text, NULL, NULL))
+
+
+cdef object _built(const char* s, size_t* at, size_t end, int depth):
+    """The valid JSON value at s[at[0]] (the scan read it: no check here), at[0] moved past it; _UNBUILT
+    where it is left to the parser. Objects are dicts, keys and strings str, as orjson builds them."""
+    cdef size_t pos = at[0]
+    cdef char c = s[pos]
+    cdef const char* quote
+    cdef object key, value
+    cdef dict members
+    cdef list items
+    if c == b'"':
+        quote = _plain_string_end(s, pos + 1, end)
+        if quote == NULL:
+            return _UNBUILT
+        at[0] = quote + 1 - s
+        return PyUnicode_DecodeUTF8(s + pos + 1, quote - (s + pos + 1), NULL)
+    if c == b"{":
+        if depth == 0:
+            return _UNBUILT
+        members = {}
+        pos = _skip_space(s, pos + 1)
+        while s[pos] == b'"':
+            quote = _plain_string_end(s, pos + 1, end)
+            if quote == NULL:
+                return _UNBUILT
+            key = _key_of(s + pos + 1, quote - (s + pos + 1))
+            at[0] = _skip_space(s, _skip_space(s, quote + 1 - s) + 1)  # past the colon
+            value = _built(s, at, end, depth - 1)
+            if value is _UNBUILT:
+                return _UNBUILT
+            members[key] = value
+            pos = _skip_space(s, at[0])
+            if s[pos] == b",":
+                pos = _skip_space(s, pos + 1)
+        at[0] = pos + 1  # the closing brace
+        return members
+    if c == b"[":
+        if depth == 0:
+            return _UNBUILT
+        items = []
+        pos = _skip_space(s, pos + 1)
+        while s[pos] != b"]":
+            at[0] = pos
+            value = _built(s, at, end, depth - 1)
+            if value is _UNBUILT:
+                return _UNBUILT
+            PyList_Append(items, value)
+            pos = _skip_space(s, at[0])
+            if s[pos] == b",":
+                pos = _skip_space(s, pos + 1)
+        at[0] = pos + 1
+        return items
+    if c == b"t":
+        at[0] = pos + 4
+        return True
+    if c == b"f":
+        at[0] = pos + 5
+        return False
+    if c == b"n":
+        at[0] = pos + 4
+        return None
+    return _number(s, at)
+
+
+# The keys last made, by length and first byte: a stream's notifications repeat their keys, and the
+# same str again costs a compare where a new one costs a decode, an allocation and a hash. Not on a
+# free-threaded build (as _last_method).
+cdef list _KEYS = [""] * 256
+
+
+cdef str _key_of(const char* text, Py_ssize_t size):
+    cdef Py_ssize_t slot = ((<unsigned char>text[0] if size else 0) + size * 31) & 255
+    cdef str last = <str>_KEYS[slot]
+    if GIL_BUILD and PyUnicode_GET_LENGTH(last) == size and PyUnicode_IS_ASCII(last) \
+            and memcmp(PyUnicode_DATA(last), text, size) == 0:
+        return last
+    cdef str key = PyUnicode_DecodeUTF8(text, size, NULL)
+    if GIL_BUILD and PyUnicode_IS_ASCII(key):
+        hash(key)
+        _KEYS[slot] = key
+    return key
+
+
+cdef object _member_key(const char* data, dc_member_span* member):
+    """The member's key: the parser's own str for the envelope's names, else the key's text."""
+    cdef const char* text = data + member.key + 1
+    cdef Py_ssize_t size = member.key_end - member.key - 2
+    if member.key_escaped:
+        return _UNBUILT
+    if size == 6 and memcmp(text, b"method", 6) == 0:
+        return _METHOD
+    if size == 6 and memcmp(text, b"params", 6) == 0:
+        return _PARAMS
+    if size == 7 and memcmp(text, b"jsonrpc", 7) == 0:
+        return _JSONRPC_KEY
+    return _key_of(text, size)
+
+
+cdef object _scanned_notification(const char* data, Py_ssize_t size):
+    """decode's Notification for a tag-0 payload of bytes (data: the tag, then the body) read by the scan
+    and built from it; None where the parser reads it (not valid as orjson reads it, no object, too
+    many members, a piece _built leaves)."""
+    cdef dc_fields fields
+    cdef int status = dc_scan_fields(data + 1, <size_t>(size - 1), &fields)
+    cdef size_t index, at
+    cdef dict members
+    cdef str method
+    cdef Notification notification
+    if status == DC_METHOD or status == DC_PARAMS or status == DC_META:
+        raise NotificationParseError(<str>_SHAPE_PROBLEMS[status])
+    if status != DC_NOTIFICATION or fields.nmembers > DC_MAX_MEMBERS or fields.method_escaped:
+        return None
+    data += 1
+    method = _method_of(data + fields.method_start + 1, fields.method_end - fields.method_start - 2)
+    members = {}
+    for index in range(fields.nmembers):
+        key = _member_key(data, &fields.members[index])
+        if key is _UNBUILT:
+            return None
+        if fields.members[index].value == fields.method_start:
+            value = method
+        else:
+            at = fields.members[index].value
+            value = _built(data, &at, <size_t>(size - 1), _BUILT_DEPTH)
+            if value is _UNBUILT:
+                return None
+        members[key] = value
+    notification = Notification.__new__(Notification)
+    notification._notification = members
+    notification._method = method
+    return notification
