@@ -80,3 +80,16 @@ def test_a_number_at_every_place_of_a_long_series(number):
     for at in range(0, 120):
         agrees(body(b",".join(series[:at] + [number] + series[at:])))
     check_one(b"\x00" + body(b",".join(series[:30] + [number] + series[30:])))
+
+
+@pytest.mark.parametrize("sign", [b"", b"-"])
+def test_a_members_number_of_every_width_with_fractions_and_exponents(sign):
+    # A number that is a member's value (dc_number_quick), not in a run: the integer's width against the
+    # exponent's, around where the value reaches 10**308 and past four exponent digits.
+    for whole in (b"0", b"1", b"9", b"12", b"99", b"1" * 17, b"9" * 20, b"9" * 299, b"1" * 300, b"9" * 301, b"01"):
+        for fraction in (b"", b".", b".0", b".5", b".25", b".000001", b".9" + b"9" * 30):
+            for exponent in (b"", b"e", b"e+", b"E-", b"e0", b"e1", b"e-1", b"e+9", b"e10", b"E307", b"e308", b"e309",
+                             b"e-308", b"e-400", b"e0307", b"e00308", b"e0309", b"e+0300", b"e9999", b"e10000", b"e-99999",
+                             b"e" + str(308 - len(whole)).encode(), b"e" + str(309 - len(whole)).encode()):
+                number = sign + whole + fraction + exponent
+                agrees(b'{"method":"m","params":{"n":' + number + b',"m":[' + number + b"]}}")

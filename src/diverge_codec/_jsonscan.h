@@ -705,10 +705,13 @@ static DC_NOINLINE size_t dc_number_run(const unsigned char *s, size_t pos, size
     return pos;
 }
 
-/* dc_number, with an integer that has no fraction or exponent (most numbers a message holds) read
- * inline: the same answer, without the call and the bookkeeping a fraction or exponent needs. */
+/* dc_number, with the numbers a message holds read inline: an integer, a fraction, an exponent of up
+ * to four digits where the value stays below 10**308 (k integer digits and an exponent e: below
+ * 10**(k + e)); the same answer, without the call and the bookkeeping that a number near infinity
+ * needs (issue 35: a fraction or an exponent went to dc_number every time). */
 static DC_ALWAYS_INLINE size_t dc_number_quick(const unsigned char *s, size_t pos) {
-    size_t at = pos + (s[pos] == '-');
+    size_t at = pos + (s[pos] == '-'), whole, digits;
+    int exponent = 0, negative;
     if (s[at] == '0') {
         at++;
     } else if (s[at] >= '1' && s[at] <= '9') {
@@ -717,7 +720,18 @@ static DC_ALWAYS_INLINE size_t dc_number_quick(const unsigned char *s, size_t po
     } else {
         return 0;
     }
-    if (s[at] == '.' || s[at] == 'e' || s[at] == 'E' || at - pos > 300) return dc_number(s, pos);
+    whole = at - pos - (s[pos] == '-');
+    if (whole > 300) return dc_number(s, pos);
+    if (s[at] == '.') {
+        if (!dc_digit(s[++at])) return 0;
+        while (dc_digit(s[at])) at++;
+    }
+    if (s[at] != 'e' && s[at] != 'E') return at;
+    negative = s[++at] == '-';
+    at += s[at] == '-' || s[at] == '+';
+    for (digits = 0; digits < 4 && dc_digit(s[at]); digits++) exponent = exponent * 10 + (s[at++] - '0');
+    if (!digits) return 0;
+    if (dc_digit(s[at]) || (!negative && whole + (size_t)exponent > 308)) return dc_number(s, pos);
     return at;
 }
 
