@@ -85,3 +85,18 @@ def test_any_params_and_members(params, extra):
 ])
 def test_the_edges_of_what_is_built(body):
     same_as_orjson(body)
+
+
+@pytest.mark.parametrize("mantissa", [0, 1, 7, 123456789012345, 999999999999999, 9007199254740991, 9007199254740992,
+                                      9007199254740993, 12345678901234567, 99999999999999999, 123456789012345678])
+def test_decimals_around_the_exact_fast_path(mantissa):
+    # A mantissa of at most 2**53 times or over a power of ten up to 10**22 is one rounding; past either, dtoa.
+    digits = str(mantissa)
+    for scale in range(-26, 27):
+        texts = [f"{digits}e{scale}", f"{digits}E+{scale}" if scale >= 0 else f"{digits}E{scale}"]
+        for point in range(1, len(digits)):
+            texts.append(f"{digits[:point]}.{digits[point:]}e{scale}")
+        texts.append(f"0.{digits}e{scale}")
+        texts.append(f"-{digits}.0e{scale}")
+        for text in texts:
+            same_as_orjson(f'{{"method":"m","params":{{"n":{text}}}}}'.encode())

@@ -316,18 +316,23 @@ static DC_NOINLINE size_t dc_block_walk(const unsigned char *s, size_t base, siz
     return DC_GO_ON | (pos - base < 64 ? base + 64 : pos);
 }
 
+/* The first byte from s[pos] that a string reader looks at (dc_special16), sixteen bytes a read
+ * while sixteen are left; where fewer are, pos itself (the caller reads on one by one). */
+static DC_ALWAYS_INLINE size_t dc_skip_plain(const unsigned char *s, size_t pos, size_t end) {
+    unsigned int mask;
+    while (pos + 16 <= end) {
+        mask = dc_special16(s + pos);
+        if (mask) return pos + (size_t)__builtin_ctz(mask);
+        pos += 16;
+    }
+    return pos;
+}
+
 /* The string's last bytes, fewer than 64 from s[pos]: 16 at a time, then one by one. */
 static size_t dc_string_tail(const unsigned char *s, size_t pos, size_t end, int *escaped) {
     unsigned char c;
     for (;;) {
-        if (pos + 16 <= end) {
-            unsigned int mask = dc_special16(s + pos);
-            if (!mask) {
-                pos += 16;
-                continue;
-            }
-            pos += (size_t)__builtin_ctz(mask);
-        }
+        pos = dc_skip_plain(s, pos, end);
         c = s[pos];
         if (c == '"') return pos + 1;
         if (c < 0x20) return 0;  /* a control character, or the NUL past the end */
@@ -539,6 +544,23 @@ look:  /* s[pos] needs a look */
          * a string there, and the 16-byte loop would start a fresh load after each one. */
         if (c == '\\' && !window && pos + 64 <= end) return dc_string_long(s, pos, end, escaped);
 #endif
+    }
+}
+
+/* For decode's builder: the closing quote of a string the scan accepted, whose text starts at
+ * s[pos] (end: the document's size), or DC_NONE where it holds an escape; *ascii cleared where a
+ * byte is 0x80 or above. Sixteen bytes a read where sixteen are left, one at a time after. */
+static inline size_t dc_plain_string(const unsigned char *s, size_t pos, size_t end, int *ascii) {
+    unsigned char c;
+    for (;;) {
+#if DC_SSE2
+        pos = dc_skip_plain(s, pos, end);
+#endif
+        c = s[pos];
+        if (c == '"') return pos;
+        if (c == '\\') return DC_NONE;
+        if (c >= 0x80) *ascii = 0;
+        pos++;
     }
 }
 

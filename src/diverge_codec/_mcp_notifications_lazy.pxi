@@ -4,7 +4,6 @@
 from cpython.float cimport PyFloat_FromDouble
 from cpython.long cimport PyLong_FromLongLong
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.string cimport memchr
 
 from diverge_codec._payload cimport GIL_BUILD
 
@@ -24,6 +23,7 @@ cdef extern from "_jsonscan.h":
         dc_member_span members[DC_MAX_MEMBERS]
     size_t DC_NONE
     int dc_scan_fields(const char* data, size_t size, dc_fields* fields) nogil
+    size_t dc_plain_string(const unsigned char* s, size_t pos, size_t end, int* ascii) nogil
 
 
 @cython.final
@@ -99,9 +99,10 @@ A notification read for routing: its ``method``, and its params as the JSON byte
 
 
 cdef extern from "Python.h":
+    str PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    void* PyUnicode_DATA(object text)
     double PyOS_string_to_double(const char* text, char** end, PyObject* overflow_exception) except? -1.0
     bint PyUnicode_IS_ASCII(object text)
-    const void* PyUnicode_DATA(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
 
 
@@ -201,33 +202,65 @@ cdef inline size_t _skip_space(const char* s, size_t pos) noexcept:
     return pos
 
 
-cdef inline const char* _plain_string_end(const char* s, size_t start, size_t end) noexcept:
-    """The closing quote of the string whose text starts at s[start], or NULL where it has a backslash."""
-    cdef const char* quote = <const char*>memchr(s + start, b'"', end - start)
-    if memchr(s + start, b"\\", quote - (s + start)) != NULL:
-        return NULL
-    return quote
+cdef inline str _text(const char* text, Py_ssize_t size, bint ascii):
+    """The str of a string's UTF-8 (strict, as the scan checked): ASCII copied straight in."""
+    cdef str made
+    if not ascii:
+        return PyUnicode_DecodeUTF8(text, size, NULL)
+    made = PyUnicode_New(size, 127)
+    memcpy(PyUnicode_DATA(made), text, size)
+    return made
+
+
+# The powers of ten a double holds exactly: a number of at most 15 significant digits times or over
+# one of them is one correctly rounded operation, the value orjson reads (Clinger's fast path).
+cdef double[23] _POWERS = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                           1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
 
 
 cdef object _number(const char* s, size_t* at):
     """The number at s[at[0]], as orjson reads it: an int where it has no fraction or exponent
     (of at most 18 digits here), else the correctly rounded double."""
     cdef size_t pos = at[0], start = at[0]
-    cdef long long value = 0
-    cdef bint negative = s[pos] == b"-"
+    cdef long long value = 0, exponent = 0, scale = 0
+    cdef int exponent_digits = 0
+    cdef bint negative = s[pos] == b"-", exact = True, negative_exponent
+    cdef double result
     cdef char text[40]
     pos += negative
     while s[pos] >= b"0" and s[pos] <= b"9":
-        value = value * 10 + (s[pos] - 48) if pos - start - negative < 18 else value
+        if value < 100000000000000000:  # 10**17: the next digit fits
+            value = value * 10 + (s[pos] - 48)
+        else:
+            exact = False
         pos += 1
     if s[pos] != b"." and s[pos] != b"e" and s[pos] != b"E":
         if pos - start - negative > 18:
             return _UNBUILT
         at[0] = pos
         return PyLong_FromLongLong(-value if negative else value)
-    while (s[pos] >= b"0" and s[pos] <= b"9") or s[pos] == b"." or s[pos] == b"e" or s[pos] == b"E" \
-            or s[pos] == b"+" or s[pos] == b"-":
+    if s[pos] == b".":
         pos += 1
+        while s[pos] >= b"0" and s[pos] <= b"9":
+            if value < 100000000000000000:
+                value = value * 10 + (s[pos] - 48)
+                scale -= 1
+            else:
+                exact = False
+            pos += 1
+    if s[pos] == b"e" or s[pos] == b"E":
+        pos += 1
+        negative_exponent = s[pos] == b"-"
+        pos += s[pos] == b"-" or s[pos] == b"+"
+        while s[pos] >= b"0" and s[pos] <= b"9":
+            exponent = exponent * 10 + (s[pos] - 48) if exponent_digits < 5 else exponent
+            exponent_digits += 1
+            pos += 1
+        scale += -exponent if negative_exponent else exponent
+    if exact and exponent_digits <= 5 and value <= 9007199254740992 and -22 <= scale <= 22:  # 2**53
+        result = <double>value * _POWERS[scale] if scale >= 0 else <double>value / _POWERS[-scale]
+        at[0] = pos
+        return PyFloat_FromDouble(-result if negative else result)
     if pos - start >= sizeof(text):
         return _UNBUILT
     memcpy(text, s + start, pos - start)
@@ -239,29 +272,31 @@ cdef object _number(const char* s, size_t* at):
 cdef object _built(const char* s, size_t* at, size_t end, int depth):
     """The valid JSON value at s[at[0]] (the scan read it: no check here), at[0] moved past it; _UNBUILT
     where it is left to the parser. Objects are dicts, keys and strings str, as orjson builds them."""
-    cdef size_t pos = at[0]
+    cdef size_t pos = at[0], quote
     cdef char c = s[pos]
-    cdef const char* quote
+    cdef int ascii
     cdef object key, value
     cdef dict members
     cdef list items
     if c == b'"':
-        quote = _plain_string_end(s, pos + 1, end)
-        if quote == NULL:
+        ascii = 1
+        quote = dc_plain_string(<const unsigned char*>s, pos + 1, end, &ascii)
+        if quote == DC_NONE:
             return _UNBUILT
-        at[0] = quote + 1 - s
-        return PyUnicode_DecodeUTF8(s + pos + 1, quote - (s + pos + 1), NULL)
+        at[0] = quote + 1
+        return _text(s + pos + 1, <Py_ssize_t>(quote - pos - 1), ascii)
     if c == b"{":
         if depth == 0:
             return _UNBUILT
         members = {}
         pos = _skip_space(s, pos + 1)
         while s[pos] == b'"':
-            quote = _plain_string_end(s, pos + 1, end)
-            if quote == NULL:
+            ascii = 1
+            quote = dc_plain_string(<const unsigned char*>s, pos + 1, end, &ascii)
+            if quote == DC_NONE:
                 return _UNBUILT
-            key = _key_of(s + pos + 1, quote - (s + pos + 1))
-            at[0] = _skip_space(s, _skip_space(s, quote + 1 - s) + 1)  # past the colon
+            key = _key_of(s + pos + 1, <Py_ssize_t>(quote - pos - 1))
+            at[0] = _skip_space(s, _skip_space(s, quote + 1) + 1)  # past the colon
             value = _built(s, at, end, depth - 1)
             if value is _UNBUILT:
                 return _UNBUILT
