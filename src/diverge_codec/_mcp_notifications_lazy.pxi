@@ -229,7 +229,7 @@ cdef object _number(const char* s, size_t* at):
     cdef char text[40]
     pos += negative
     while s[pos] >= b"0" and s[pos] <= b"9":
-        if value < 100000000000000000:  # 10**17: the next digit fits
+        if value < 100000000000000000LL:  # 10**17: the next digit fits
             value = value * 10 + (s[pos] - 48)
         else:
             exact = False
@@ -242,7 +242,7 @@ cdef object _number(const char* s, size_t* at):
     if s[pos] == b".":
         pos += 1
         while s[pos] >= b"0" and s[pos] <= b"9":
-            if value < 100000000000000000:
+            if value < 100000000000000000LL:
                 value = value * 10 + (s[pos] - 48)
                 scale -= 1
             else:
@@ -257,7 +257,7 @@ cdef object _number(const char* s, size_t* at):
             exponent_digits += 1
             pos += 1
         scale += -exponent if negative_exponent else exponent
-    if exact and exponent_digits <= 5 and value <= 9007199254740992 and -22 <= scale <= 22:  # 2**53
+    if exact and exponent_digits <= 5 and value <= 9007199254740992LL and -22 <= scale <= 22:  # 2**53
         result = <double>value * _POWERS[scale] if scale >= 0 else <double>value / _POWERS[-scale]
         at[0] = pos
         return PyFloat_FromDouble(-result if negative else result)
