@@ -184,9 +184,9 @@ def decode_lazy(payload):
 
 
 # decode of a short notification (_SCANNED_UP_TO): the scan validates the body as orjson reads it and
-# finds its top-level members; the parser reads only what the scan cannot build (params, and any
-# value that is no plain string or literal), and the mapping is built from the pieces. orjson.loads
-# of the whole builds the same dict, and pays to read the envelope through its general path.
+# finds its top-level members, and the mapping is built from them here (_built), as orjson would build
+# it; a body with anything _built leaves (an escape, a long number, deep nesting) goes to orjson whole.
+# orjson.loads pays ~180 ns a call before it reads a byte, a third of a 180-byte body's parse.
 cdef str _JSONRPC_KEY = _loads(b'{"jsonrpc":0}').popitem()[0]
 
 
