@@ -100,3 +100,15 @@ def test_decimals_around_the_exact_fast_path(mantissa):
         texts.append(f"-{digits}.0e{scale}")
         for text in texts:
             same_as_orjson(f'{{"method":"m","params":{{"n":{text}}}}}'.encode())
+
+
+ESCAPES = [b"\\n", b"\\t", b'\\"', b"\\\\", b"\\/", b"\\b", b"\\f", b"\\r", b"\\u0000", b"\\u0041", b"\\u007f", b"\\u0080",
+           b"\\u00e9", b"\\u07ff", b"\\u0800", b"\\u20ac", b"\\uffff", b"\\ud800\\udc00", b"\\ud83d\\ude00", b"\\udbff\\udfff"]
+
+
+@pytest.mark.parametrize("escape", ESCAPES, ids=repr)
+def test_escaped_strings_are_built_as_orjson_reads_them(escape):
+    # In a value, a key and a top-level member, at every place of a short string, beside raw UTF-8.
+    for lead in range(0, 20, 3):
+        text = b"a" * lead + escape + b"\xc3\xa9z" + escape
+        same_as_orjson(b'{"method":"m","params":{"s":"' + text + b'","' + text + b'":[' + b'"' + text + b'"]},"x":"' + text + b'"}')

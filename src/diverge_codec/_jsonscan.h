@@ -564,6 +564,59 @@ static inline size_t dc_plain_string(const unsigned char *s, size_t pos, size_t 
     }
 }
 
+/* For decode's builder: the UTF-8 of a string the scan accepted, whose text starts at s[pos], into
+ * out, which has room for as many bytes as are left in the document (no escape's UTF-8 is longer
+ * than the escape); its length, *close set to the closing quote's position. */
+static size_t dc_unescape(const unsigned char *s, size_t pos, unsigned char *out, size_t *close) {
+    size_t n = 0;
+    unsigned int unit;
+    unsigned char c;
+    for (;;) {
+        c = s[pos];
+        if (c == '"') break;
+        if (c != '\\') {
+            out[n++] = c;
+            pos++;
+            continue;
+        }
+        c = s[pos + 1];
+        pos += 2;
+        switch (c) {
+        case 'b': out[n++] = '\b'; break;
+        case 'f': out[n++] = '\f'; break;
+        case 'n': out[n++] = '\n'; break;
+        case 'r': out[n++] = '\r'; break;
+        case 't': out[n++] = '\t'; break;
+        case 'u':
+            unit = (unsigned int)dc_hex4(s + pos);
+            pos += 4;
+            if (unit >= 0xD800 && unit <= 0xDBFF) {  /* the scan checked that a low surrogate follows */
+                unit = 0x10000 + ((unit - 0xD800) << 10) + ((unsigned int)dc_hex4(s + pos + 2) - 0xDC00);
+                pos += 6;
+            }
+            if (unit < 0x80) {
+                out[n++] = (unsigned char)unit;
+            } else if (unit < 0x800) {
+                out[n++] = (unsigned char)(0xC0 | unit >> 6);
+                out[n++] = (unsigned char)(0x80 | (unit & 0x3F));
+            } else if (unit < 0x10000) {
+                out[n++] = (unsigned char)(0xE0 | unit >> 12);
+                out[n++] = (unsigned char)(0x80 | ((unit >> 6) & 0x3F));
+                out[n++] = (unsigned char)(0x80 | (unit & 0x3F));
+            } else {
+                out[n++] = (unsigned char)(0xF0 | unit >> 18);
+                out[n++] = (unsigned char)(0x80 | ((unit >> 12) & 0x3F));
+                out[n++] = (unsigned char)(0x80 | ((unit >> 6) & 0x3F));
+                out[n++] = (unsigned char)(0x80 | (unit & 0x3F));
+            }
+            break;
+        default: out[n++] = c;  /* a quote, a backslash or a slash */
+        }
+    }
+    *close = pos;
+    return n;
+}
+
 /* The decoded text of a valid string with escapes, its opening quote at s[pos], into key. */
 static void dc_key_decode(const unsigned char *s, size_t pos, dc_key *key) {
     unsigned char c;
