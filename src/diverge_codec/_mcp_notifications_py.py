@@ -756,32 +756,76 @@ def _split(data: bytes) -> LazyNotification | None:
     it, that object is the params. Anything else (a failed piece included) goes to decode,
     which words the refusal.
     """
-    head = _HEAD.match(data, 1)
-    if head is None:
+    start, method = _params_start(data)
+    if start < 0:
         return None
-    start = head.end()
     last = data.rfind(b"}")
     end = data.rfind(b"}", start, last) + 1
-    if data[start:start + 1] != b"{" or not end or _TAIL.fullmatch(data, end) is None:
+    if data[start:start + 1] != b"{" or not end:
         return None
     tail = data[end:]
-    if b'"params"' in tail or b"\\" in tail:  # a params key after these, perhaps
-        return None
+    if method is None or tail not in _USUAL_TAILS:  # else the rest is known bytes: valid, its method read
+        if _TAIL.fullmatch(data, end) is None or b'"params"' in tail or b"\\" in tail:  # a params key after these, perhaps
+            return None
+        method = None
     view = memoryview(data)[start:end]
     try:
-        if _json.READS_VIEWS and _shallow(data, start, end):
-            params = _loads(view)
-        else:
+        params = None
+        if _json.READS_VIEWS and data.find(b"[", start, start + _PROBE) < 0:
+            params = _loads(view)  # its nesting checked after: where it is flat, no scan of the params at all
+            if not _flat(params) and not _shallow(data, start, end):
+                params = None
+        if params is None:
             params = _loads(b"".join((b"[", view, b"]")))
             params = params[0] if len(params) == 1 else None
-        rest = _loads(data[1:start] + b"null" + tail)
+        if method is None:
+            rest = _loads(data[1:start] + b"null" + tail)
+            method = rest.get("method") if type(rest) is dict else None
     except _DecodeFailure:
         return None
-    if type(params) is not dict or type(rest) is not dict:
+    if type(params) is not dict or type(method) is not str:
         return None
-    if type(method := rest.get("method")) is not str or ((meta := params.get("_meta")) is not None and type(meta) is not dict):
+    if (meta := params.get("_meta")) is not None and type(meta) is not dict:
         return None
     return _lazy(method, data, (start, end))
+
+
+# How the SDKs begin and end a notification (mcp's envelope first, the TypeScript SDK's last, or none):
+# read without the regex, and without a parse of the rest where the method is printable ASCII.
+_USUAL_HEADS = (b'\x00{"jsonrpc":"2.0","method":"', b'\x00{"method":"')
+_USUAL_TAILS = (b"}", b',"jsonrpc":"2.0"}')
+
+
+def _params_start(data: bytes) -> tuple[int, str | None]:
+    """Where the params value starts after _HEAD (-1: no match), and, for a usual head whose method
+    is printable ASCII with no backslash, that method (else None): a few compares cost less than
+    the regex."""
+    for usual in _USUAL_HEADS:
+        if data.startswith(usual):
+            quote = data.find(b'"', len(usual))
+            if data.startswith(b',"params":', quote + 1):
+                text = data[len(usual):quote]
+                if text.isascii() and (method := text.decode()).isprintable() and "\\" not in method:
+                    return quote + 11, method
+            break
+    head = _HEAD.match(data, 1)
+    return (-1, None) if head is None else (head.end(), None)
+
+
+_PROBE = 512
+"""Params with a '[' in their first bytes (lists of items, numbers, a tree) are read in brackets at
+once: read through a view first, their nesting unchecked, they would be read twice."""
+
+
+def _flat(params: object) -> bool:
+    """Whether the params are an object of at most 32 members, none an object or a list: nested one
+    deep, whatever brackets their strings hold (the common case, checked without a scan)."""
+    if type(params) is not dict or len(params) > 32:
+        return False
+    for value in params.values():
+        if type(value) is dict or type(value) is list:
+            return False
+    return True
 
 
 def _shallow(data: bytes, start: int, end: int) -> bool:
