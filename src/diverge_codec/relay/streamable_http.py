@@ -77,6 +77,8 @@ RETRY_FLOOR = 0.1
 """The least wait before a stream is opened again, whatever ``retry`` says."""
 BACKOFF_CAP = 8.0
 """The longest wait between two tries while the server cannot be reached or its stream ends at once."""
+SETTLE = 0.1
+"""``--until-answered``: seconds without an event after which the server's own stream is taken to be quiet."""
 QUICK_LOSSES = 3
 """Sessions in a row lost within ``QUICK_END`` of being made (a server that forgets each one at once): the relay ends."""
 QUICK_END = 1.0
@@ -206,6 +208,7 @@ class HttpRelay(LegacySse, ChannelRelay):
         """An httpx2 transport to send through instead of the network (a test's ``httpx2.MockTransport``)."""
         self.report.server = {"transport": "sse" if transport == "sse" else "streamable-http", "started": False}
         self._calls_as_json = 0
+        self._settling = False
         self._legacy_sign: int | None = None  # the status that sent ``auto`` to the older transport
         self._origin = _origin(self.url)
         self._session_id: str | None = None
@@ -297,6 +300,25 @@ class HttpRelay(LegacySse, ChannelRelay):
             server["error"] = self._error
         self.session.finish_report()
         return self.report
+
+    def shutdown(self, reason: str = "requested") -> None:
+        """As the base's; but ``until-answered`` with the server's own stream open first reads what is still
+        on its way there (sent before the last answer, on another connection), until it is quiet."""
+        if reason == "until-answered" and not self._stop.is_set() and self._get_stream == "open":
+            if not self._settling:
+                self._settling = True
+                self._spawn(self._settle(reason))
+            return
+        super().shutdown(reason)
+
+    async def _settle(self, reason: str) -> None:
+        deadline = time.monotonic() + self.options.grace
+        seen = -1
+        while self.report.seen != seen and time.monotonic() < deadline and not self._stop.is_set():
+            seen = self.report.seen
+            await asyncio.sleep(SETTLE)
+        if not self._stop.is_set():
+            super().shutdown(reason)
 
     # --- tasks ----------------------------------------------------------------------------
 
