@@ -378,8 +378,10 @@ def test_restart_gives_up_calls_in_flight_and_initializes_again_then_sends_only_
     session.receive(_line({"jsonrpc": "2.0", "id": 2, "result": {"content": []}}) + _log("before"))
     again = _json.loads(session.restart())
     assert again["method"] == "initialize" and again["id"] == 4 and session.phase is Phase.INITIALIZING
+    lost = "lost with its session: the server restarted or forgot it"  # not a timeout: told so
     assert heard == [("tools/call echo", {"jsonrpc": "2.0", "id": 2, "result": {"content": []}}),
-                     ("logging/setLevel", None), ("tools/call slow", None)]
+                     ("logging/setLevel", {"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": lost}}),
+                     ("tools/call slow", {"jsonrpc": "2.0", "id": 3, "error": {"code": -32000, "message": lost}})]
     assert session.report.calls_failed == 2 and session.shutdown_reason is None
     session.receive(_answer(request_id=0))  # the old session's answer to initialize: no longer awaited
     assert session.phase is Phase.INITIALIZING and session.report.ignored == 1

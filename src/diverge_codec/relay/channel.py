@@ -173,6 +173,8 @@ class PipeWriter:
                 return
             self._head += written
             self._buffered -= written
+            if self._buffered <= self.LOW_WATER:
+                self._drained.set()
             if self._head < len(first):
                 return
             blocks.popleft()

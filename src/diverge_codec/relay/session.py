@@ -258,14 +258,12 @@ class RelaySession:
         once it is answered, not the calls. The outbox, the counts and the framer go on."""
         if self.ended:
             return b""
+        self.phase = Phase.INITIALIZING  # first: a session without requests in flight is not "answered"
         for request_id in [request_id for request_id in self.pending if request_id != self._initialize_id]:
-            del self.pending[request_id]
-            self.report.calls_failed += 1
-            self._answered(request_id, None)
+            self.fail(request_id, "lost with its session: the server restarted or forgot it")
         self.pending.clear()
         self._initialize_id, self._next_id = self._next_id, self._next_id + 1
         self.pending[self._initialize_id] = ("initialize", float("inf"))
-        self.phase = Phase.INITIALIZING
         self._restarted = True
         return self.start()
 

@@ -460,8 +460,7 @@ class HttpRelay(LegacySse, ChannelRelay):
                 await self._post(message, generation)
 
     async def _post(self, message: bytes, generation: int) -> None:
-        request_id = _request_id(message)
-        what = _method(message)
+        request_id, what = _id_and_method(message)
         self._waiting_posts += 1
         self.session.server_reading = self._waiting_posts <= MAX_POSTS
         try:
@@ -827,22 +826,14 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     return parts.scheme, (parts.hostname or "").lower(), port
 
 
-def _request_id(message: bytes) -> object:
-    """The id of one of the session's own messages (None for a notification)."""
-    if b'"id"' not in message:
-        return None
+def _id_and_method(message: bytes) -> tuple[object, str]:
+    """The id of one of the session's own messages (None for a notification) and its method, for an error's
+    words ("a response" for an answer to the server), from one parse."""
     try:
         parsed = loads(message)
     except ValueError:
-        return None
-    return parsed.get("id") if isinstance(parsed, dict) else None
-
-
-def _method(message: bytes) -> str:
-    """The method of one of the session's own messages, for an error's words ("a response" for an answer)."""
-    try:
-        parsed = loads(message)
-    except ValueError:
-        return "a message"
-    method = parsed.get("method") if isinstance(parsed, dict) else None
-    return method if isinstance(method, str) and method.isascii() and len(method) < 64 else "a response"
+        return None, "a message"
+    if not isinstance(parsed, dict):
+        return None, "a message"
+    method = parsed.get("method")
+    return parsed.get("id"), method if isinstance(method, str) and method.isascii() and len(method) < 64 else "a response"
