@@ -2,8 +2,10 @@
 
 Each round runs, by turns, the bare interpreter (``python -c pass``), the floor any asyncio
 relay with orjson pays (``import asyncio, orjson``, asyncio without ``ssl`` as the command
-loads it) and the whole command on a server that exits at once (``diverge-codec relay --
-true``: argument parsing, imports, the event loop, the server started and reaped, the report).
+loads it), the whole command on a server that exits at once (``diverge-codec relay --
+true``: argument parsing, imports, the event loop, the server started and reaped, the report)
+and over HTTP to a port nothing listens on (``relay --url``: the HTTP client's imports, one
+connection refused, the report; issue #35's target: 100 ms).
 CPU is user + system of each child process tree by ``getrusage``; the median over ROUNDS
 is printed, and the relay's CPU beyond the interpreter's (issue #25's target: 60 ms). Run
 with the package installed, from the venv whose ``python`` runs the command:
@@ -17,6 +19,7 @@ import argparse
 import os
 import resource
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -27,6 +30,13 @@ def cpu_ms(command: list[str], env: dict[str, str]) -> float:
     subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed): ``relay --url`` is refused at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def main() -> None:
@@ -41,6 +51,7 @@ def main() -> None:
         "floor (import asyncio, orjson)": [sys.executable, "-c",
                                            "import sys; sys.modules['ssl'] = None; import asyncio, orjson"],
         "diverge-codec relay -- true": [*relay, "relay", "--", "true"],
+        "diverge-codec relay --url (nothing listening)": [*relay, "relay", "--url", f"http://127.0.0.1:{_closed_port()}/mcp"],
     }
     for command in cases.values():  # warm: bytecode written, files cached
         cpu_ms(command, env)

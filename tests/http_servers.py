@@ -28,6 +28,7 @@ Hostile and restarting ones (the relay must stay bounded, end in bounded time, s
 - ``bomb-text``/``bomb-500``: a call's answer is 1 MiB of gzip inflating to 1 GiB, ``text/plain`` (200 or 500).
 - ``bomb-events``: a call's stream is gzip inflating to 1 GiB of tiny events (never answered).
 - ``plain:MB``: a call's answer is MB MiB of plain ``text/plain``.
+- ``endless-head``: a call's answer is a status line, then header lines without end.
 - ``slow-calls:SECONDS``: each call's stream answers after SECONDS.
 - ``bad-session-id``: ``initialize``'s ``Mcp-Session-Id`` holds a non-ASCII letter.
 - ``replay``: GET: ``retry: 0``, events with ids 1 and 2, then the stream closes, every time (whatever
@@ -197,6 +198,11 @@ async def _post(writer: asyncio.StreamWriter, headers: dict[str, str], body: byt
         if MODE == "bomb-events":
             return await _respond(writer, 200, {**SSE, "Content-Encoding": "gzip"}, _event_bomb())
         return await _respond(writer, status, {"Content-Type": "text/plain", "Content-Encoding": "gzip"}, _bomb())
+    if MODE == "endless-head":  # a head that never ends: header lines, 64 KiB at a time, until the client leaves
+        writer.write(b"HTTP/1.1 200 OK\r\n")
+        while True:
+            writer.write(b"X-Pad: " + b"a" * 65_000 + b"\r\n")
+            await writer.drain()
     if MODE.startswith("plain"):
         size = int(MODE.partition(":")[2]) << 20
         return await _respond(writer, 200, {"Content-Type": "text/plain"}, chunks=[bytes(1 << 20)] * (size >> 20))

@@ -1,4 +1,4 @@
-"""The HTTP drivers in-process: ``HttpRelay`` against an ``httpx2.MockTransport`` server, no process, no socket.
+"""The HTTP drivers in-process: ``HttpRelay`` against a scripted server (``http_transport``), no process, no socket.
 
 The quick subset reaches the headers each request carries, each status's meaning (a forgotten session on
 the POST path and the GET path, the older transport's signs, redirects), the stream rules (resumption from
@@ -21,7 +21,8 @@ from diverge_codec import stream
 from diverge_codec.relay.channel import FileWriter, RelayOptions
 from diverge_codec.sequence import McpNotificationsChecker, State
 
-httpx2 = pytest.importorskip("httpx2", reason="the HTTP driver needs the [http] extra (httpx2)")
+pytest.importorskip("h11", reason="the HTTP driver needs the [http] extra (h11)")
+from diverge_codec.relay.http_client import Response  # noqa: E402
 from diverge_codec.relay.streamable_http import HttpRelay  # noqa: E402
 
 URL = "http://mcp.test/mcp"
@@ -39,7 +40,7 @@ def _answer(request_id: object, result: dict[str, Any] | None = None) -> bytes:
 
 
 def _events(*datas: bytes, ids: list[str] | None = None) -> Any:
-    """An event stream's body, streamed as a server's is (httpx2 reads a ``bytes`` body at once)."""
+    """An event stream's body, streamed as a server's is."""
     return _streamed(b"".join((f"id: {ids[index]}\n".encode() if ids else b"") + b"data: " + data + b"\n\n"
                               for index, data in enumerate(datas)))
 
@@ -64,7 +65,7 @@ class Server:
 
     def record(self, request: Any) -> dict[str, Any] | None:
         body = json.loads(request.content) if request.content else None
-        self.requests.append((request.method, request.url.path, dict(request.headers), body))
+        self.requests.append((request.method, request.path, dict(request.headers), body))
         return body
 
     def methods(self) -> list[str]:
@@ -73,17 +74,17 @@ class Server:
     def handle(self, request: Any) -> Any:
         body = self.record(request)
         if request.method == "GET":
-            return httpx2.Response(405)
+            return Response(405)
         if request.method == "DELETE":
-            return httpx2.Response(200)
+            return Response(200)
         if body["method"] == "initialize":
-            return httpx2.Response(200, headers={**SSE, "mcp-session-id": self.session},
+            return Response(200, headers={**SSE, "mcp-session-id": self.session},
                                    content=_events(_answer(body["id"], INIT)))
         if request.headers.get("mcp-session-id") != self.session:
-            return httpx2.Response(404)
+            return Response(404)
         if "id" not in body:
-            return httpx2.Response(202)
-        return httpx2.Response(200, headers=SSE, content=_events(_log(body["method"]), _answer(body["id"])))
+            return Response(202)
+        return Response(200, headers=SSE, content=_events(_log(body["method"]), _answer(body["id"])))
 
 
 def relay(server: Server | Any, *args: Any, pure: bool = False, **options: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -94,7 +95,7 @@ def relay(server: Server | Any, *args: Any, pure: bool = False, **options: Any) 
     if pure:
         from diverge_codec import _mcp_notifications_py
         settings["frame"] = _mcp_notifications_py.splice_notification
-    driver = HttpRelay(URL, FileWriter(out), RelayOptions(**settings), *args, http_transport=httpx2.MockTransport(handler))
+    driver = HttpRelay(URL, FileWriter(out), RelayOptions(**settings), *args, http_transport=handler)
     report = asyncio.run(asyncio.wait_for(driver.run(), 30)).as_dict()
     checker = McpNotificationsChecker()
     frames = [checker.payload(bytes(p)) for p in stream.split_records(out.getvalue())]
@@ -148,10 +149,10 @@ def test_a_400_on_the_get_stream_saying_no_session_is_a_forgotten_session_made_a
             if request.headers.get("mcp-session-id") == "s-1" and not opened:
                 opened.append("once")
                 server.session = "s-2"
-                return httpx2.Response(400, headers={"content-type": "application/json"}, content=_streamed(json.dumps({
+                return Response(400, headers={"content-type": "application/json"}, content=_streamed(json.dumps({
                     "jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "Bad Request: No valid session ID provided"},
                 }).encode()))
-            return httpx2.Response(405)
+            return Response(405)
         return server.handle(request)
 
     report, _ = relay(handle, duration=1.5)
@@ -162,7 +163,7 @@ def test_a_400_that_does_not_speak_of_the_session_fails_the_request_only():
     def handle(request: Any) -> Any:
         body = json.loads(request.content) if request.content else {}
         if body.get("method") == "tools/call":
-            return httpx2.Response(400, content=_streamed(b'{"error": "bad arguments"}'))
+            return Response(400, content=_streamed(b'{"error": "bad arguments"}'))
         return Server.handle(server, request)
 
     server = Server()
@@ -181,18 +182,18 @@ def test_auto_takes_the_older_transport_where_the_post_says_so(status):
             yield await queues[0].get()
 
     def handle(request: Any) -> Any:
-        if request.method == "POST" and request.url.path == "/mcp":
-            return httpx2.Response(status)
+        if request.method == "POST" and request.path == "/mcp":
+            return Response(status)
         if request.method == "GET":
             queues.append(asyncio.Queue())
-            return httpx2.Response(200, headers=SSE, content=events())
+            return Response(200, headers=SSE, content=events())
         body = json.loads(request.content)
         posted.append(body)
-        assert str(request.url) == "http://mcp.test/messages?session=7"
+        assert request.url == "http://mcp.test/messages?session=7"
         if "id" in body:
             answer = _answer(body["id"], INIT if body["method"] == "initialize" else {})
             queues[0].put_nowait(b"data: " + _log(body["method"]) + b"\n\ndata: " + answer + b"\n\n")
-        return httpx2.Response(202)
+        return Response(202)
 
     report, notes = relay(handle, calls=[("go", {})], until_answered=True)
     assert report["server"]["transport"] == "sse" and report["calls"]["answered"] == 1
@@ -209,8 +210,8 @@ def test_a_stream_resumed_from_its_last_event_id_and_a_replay_dropped():
             server.record(request)
             gets.append(request.headers.get("last-event-id"))
             if len(gets) == 1:
-                return httpx2.Response(200, headers=SSE, content=_events(_log(1), _log(2), ids=["a", "b"]))
-            return httpx2.Response(200, headers=SSE, content=_events(_log(2), _log(3), ids=["b", "c"]))
+                return Response(200, headers=SSE, content=_events(_log(1), _log(2), ids=["a", "b"]))
+            return Response(200, headers=SSE, content=_events(_log(2), _log(3), ids=["b", "c"]))
         return server.handle(request)
 
     report, notes = relay(handle, duration=2.5)
@@ -234,7 +235,7 @@ def test_a_body_the_relay_does_not_parse_is_read_a_few_kib_even_compressed():
     def handle(request: Any) -> Any:
         body = json.loads(request.content) if request.content else {}
         if body.get("method") == "tools/call":
-            return httpx2.Response(500, headers={"content-type": "text/plain", "content-encoding": "gzip"}, content=endless())
+            return Response(500, headers={"content-type": "text/plain", "content-encoding": "gzip"}, content=endless())
         return server.handle(request)
 
     report, _ = relay(handle, calls=[("go", {})], until_answered=True)
@@ -247,7 +248,7 @@ def test_a_body_the_relay_does_not_parse_is_read_a_few_kib_even_compressed():
     ("/mcp", "HTTP 3xx on initialize: more than 5 redirects"),
 ])
 def test_a_redirect_elsewhere_or_in_a_loop_is_refused(location, error):
-    report, _ = relay(lambda request: httpx2.Response(307, headers={"location": location}),
+    report, _ = relay(lambda request: Response(307, headers={"location": location}),
                       [("Authorization", "Bearer SECRET")])
     assert report["server"]["error"] == error and report["unreachable"] is True
 
@@ -256,9 +257,9 @@ def test_a_redirect_within_the_origin_keeps_the_headers_and_is_where_later_reque
     server = Server()
 
     def handle(request: Any) -> Any:
-        if request.url.path == "/mcp":
+        if request.path == "/mcp":
             server.record(request)
-            return httpx2.Response(308, headers={"location": "/mcp/"})
+            return Response(308, headers={"location": "/mcp/"})
         return server.handle(request)
 
     report, _ = relay(handle, [("Authorization", "Bearer T")], calls=[("go", {})], until_answered=True)
@@ -269,7 +270,7 @@ def test_a_redirect_within_the_origin_keeps_the_headers_and_is_where_later_reque
 
 def test_a_session_id_http_cannot_carry_ends_the_relay_cleanly():
     def handle(request: Any) -> Any:
-        return httpx2.Response(200, headers=[(b"content-type", b"text/event-stream"), (b"mcp-session-id", "s\u00e9".encode())],
+        return Response(200, headers=[(b"content-type", b"text/event-stream"), (b"mcp-session-id", "s\u00e9".encode())],
                                content=_events(_answer(0, INIT)))
 
     report, _ = relay(handle)

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).with_name("peers")))
 from test_relay_command import _report, channel  # noqa: E402
 from test_relay_peers import EVERYTHING_ARGS, assert_everything_relayed, peer  # noqa: E402
 
-pytest.importorskip("httpx2", reason="relay --url needs the [http] extra (httpx2)")
+pytest.importorskip("h11", reason="relay --url needs the [http] extra (h11)")
 
 HERE = Path(__file__).resolve().parent
 RELAY = [sys.executable, "-m", "diverge_codec", "relay"]

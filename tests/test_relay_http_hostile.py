@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).with_name("peers")))
 from test_relay_command import _report, channel  # noqa: E402
 from test_relay_http import odd_server  # noqa: E402,F401  (the fixture)
 
-pytest.importorskip("httpx2", reason="relay --url needs the [http] extra (httpx2)")
+pytest.importorskip("h11", reason="relay --url needs the [http] extra (h11)")
 
 HERE = Path(__file__).resolve().parent
 RELAY = [sys.executable, "-m", "diverge_codec", "relay"]
@@ -112,6 +112,15 @@ def test_a_300_mb_body_of_another_type_is_not_read(odd_server):
     status, out, report, elapsed, rss = run_relay(url, "--call", "go", "--until-answered", "--grace", "1")
     assert report["calls"]["failed"] == 1 and report["server"]["bodies_unread"] >= 1
     assert rss < 200 * 1024, f"peak RSS {rss} KiB"
+
+
+@pytest.mark.parametrize("odd_server", ["endless-head"], indirect=True)
+def test_a_response_head_that_never_ends_is_refused_at_64_kib_and_the_session_made_again(odd_server):
+    url, _ = odd_server
+    status, out, report, elapsed, rss = run_relay(url, "--call", "go", "--until-answered", "--grace", "1")
+    assert report["calls"]["failed"] == 1 and report["server"]["calls_lost"] == 1 and report["server"]["sessions"] == 2
+    assert rss < 100 * 1024, f"peak RSS {rss} KiB"
+    assert elapsed < 30
 
 
 @pytest.mark.parametrize("odd_server", ["bomb-events"], indirect=True)

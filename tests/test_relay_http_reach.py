@@ -26,7 +26,7 @@ from test_relay_command import _report, channel  # noqa: E402
 from test_relay_http import EVERYTHING, HERE, RELAY, _free_port, _relay, _wait_listening, odd_server  # noqa: E402,F401
 from test_relay_peers import peer  # noqa: E402
 
-pytest.importorskip("httpx2", reason="relay --url needs the [http] extra (httpx2)")
+pytest.importorskip("h11", reason="relay --url needs the [http] extra (h11)")
 
 MCP_V1_SSE = ("import runpy, sys; s = runpy.run_path(sys.argv[1])['server']; s.settings.host = '127.0.0.1'; "
               "s.settings.port = int(sys.argv[2]); s.run('sse')")

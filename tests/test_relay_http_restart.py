@@ -24,7 +24,7 @@ from test_relay_command import _report, channel  # noqa: E402
 from test_relay_http import EVERYTHING, HERE, RELAY, _free_port, _wait_listening  # noqa: E402
 from test_relay_peers import peer  # noqa: E402
 
-pytest.importorskip("httpx2", reason="relay --url needs the [http] extra (httpx2)")
+pytest.importorskip("h11", reason="relay --url needs the [http] extra (h11)")
 
 MCP_V2_SERVER = ("import runpy, sys; server = runpy.run_path(sys.argv[1])['server']; "
                  "server.run('streamable-http', host='127.0.0.1', port=int(sys.argv[2]))")

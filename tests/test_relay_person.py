@@ -20,8 +20,7 @@ SERVERS = Path(__file__).with_name("relay_servers.py")
 EXAMPLE = ROOT / "examples" / "mcp_relay" / "server.py"
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="a relayed command and pseudo-terminals are POSIX only")
 needs_mcp = pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the example server needs the [mcp] extra")
-needs_http = pytest.mark.skipif(importlib.util.find_spec("httpx2") is None and importlib.util.find_spec("httpx") is None,
-                                reason="--url needs the [http] extra")
+needs_http = pytest.mark.skipif(importlib.util.find_spec("h11") is None, reason="--url needs the [http] extra (h11)")
 
 
 def relay(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:

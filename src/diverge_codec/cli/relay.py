@@ -67,7 +67,8 @@ def _positive(kind: type) -> Any:
 
 def _driver(tls: bool) -> ModuleType:
     """The relay's stdio driver and asyncio; for pipes, asyncio without ``ssl`` (a tenth of start-up, OpenSSL's set-up),
-    hidden while asyncio loads and then put back: a later ``import ssl`` works, only asyncio's TLS stays off."""
+    hidden while asyncio loads and then put back: a later ``import ssl`` works, only asyncio's TLS stays off.
+    (``--url`` loads asyncio with ``ssl`` before this: a server may name an https URL, its authorization's.)"""
     hide = not tls and "asyncio" not in sys.modules and "ssl" not in sys.modules
     with paused_collector():
         if hide:
@@ -147,7 +148,7 @@ def _http_target(args: argparse.Namespace, command: list[str]) -> tuple[str, lis
     """The URL, headers (``${NAME}`` taken from the environment) and TLS context of ``--url``, checked before
     anything starts (exit 2 on bad usage, naming the option or variable, never a value)."""
     from ..relay.remote_auth import CredentialError, expand_header, tls_context
-    from ..relay.streamable_http import check_url, load_httpx, parse_header
+    from ..relay.streamable_http import check_url, load_client, parse_header
 
     if command:
         raise UsageError("relay takes --url or a command after '--', not both")
@@ -161,8 +162,7 @@ def _http_target(args: argparse.Namespace, command: list[str]) -> tuple[str, lis
         if args.token_command is not None and any(name.lower() == "authorization" for name, _ in headers):
             raise ValueError("--token-command sets the Authorization header: give it or --header 'Authorization: ...', not both")
         verify = tls_context(*tls_options) if any(tls_options) else None
-        _skip_httpx_metadata()
-        load_httpx()
+        load_client()
     except (ValueError, ImportError, CredentialError) as error:
         raise UsageError(str(error)) from None
     for name, exists in (("SSL_CERT_FILE", os.path.isfile), ("SSL_CERT_DIR", os.path.isdir)):
@@ -170,27 +170,6 @@ def _http_target(args: argparse.Namespace, command: list[str]) -> tuple[str, lis
         if path and url.startswith("https:") and not (exists(path) and os.access(path, os.R_OK)):
             raise UsageError(f"{name} names no readable {'file' if name.endswith('FILE') else 'folder'} of CA certificates")
     return url, headers, verify
-
-
-def _skip_httpx_metadata() -> None:
-    """httpx2 reads its own version through ``importlib.metadata`` (a sixth of the relay's start-up over HTTP):
-    in this process, which imports nothing else that could ask, it is read from its install's folder name."""
-    import importlib.util
-    import types
-
-    if "httpx2" in sys.modules or "httpx2.__version__" in sys.modules:
-        return
-    spec = importlib.util.find_spec("httpx2")
-    if spec is None or spec.origin is None:
-        return
-    site = os.path.dirname(os.path.dirname(spec.origin))
-    found = [name[len("httpx2-"):-len(".dist-info")] for name in os.listdir(site)
-             if name.startswith("httpx2-") and name.endswith(".dist-info")]
-    if len(found) != 1:
-        return  # not one install there: let httpx2 ask importlib.metadata
-    stub = types.ModuleType("httpx2.__version__")
-    stub.__title__, stub.__description__, stub.__version__ = "httpx2", "", found[0]  # type: ignore[attr-defined]
-    sys.modules["httpx2.__version__"] = stub
 
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters

@@ -9,11 +9,12 @@ One sans-IO session, several transport drivers side by side over it:
 - ``eventstream``: server-sent events as bytes (the HTTP transports' bodies), no I/O;
 - ``channel``: what every driver shares (the channel's writers, ``RelayOptions``, the pump);
 - ``stdio``: ``ServerRelay``, a server run as a child process;
-- ``streamable_http``: ``HttpRelay``, a remote server over Streamable HTTP (the ``[http]`` extra);
+- ``streamable_http``: ``HttpRelay``, a remote server over Streamable HTTP (the ``[http]`` extra), and
+  ``http_sse`` beside it, the older HTTP+SSE, both on ``http_client`` (HTTP/1.1 by h11 on asyncio);
 - ``leftovers``: what a stdio server leaves behind, found and ended.
 
 The public names below are importable from here; each module loads on first use, so a
-codec user or a stdio relay never imports the HTTP client or ``ssl``.
+codec user or a stdio relay never imports the HTTP client or ``ssl``, nor a plain http:// one ``ssl``'s CAs.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ class LegacySse:
                     if self._stop.is_set() or generation != self._generation:
                         return
                 self._events(parser, parser.close())
-        except self._httpx.HTTPError as error:
+        except self._http.HttpError as error:
             self._error_seen = self._why(error)
             if self.session.phase is not Phase.READY:
                 if first:

@@ -34,8 +34,8 @@ once is reopened after a floor and a growing backoff. The report's ``server`` sa
 sessions, reconnects and what ended it. Neither the URL nor a header's value appears in the
 report or an error: either may hold a credential.
 
-HTTP is httpx2 (the ``[http]`` extra): the client the MCP Python SDK 2.x uses; bodies are read
-as bytes, the events parsed by ``eventstream``.
+HTTP is ``http_client`` (h11 on asyncio's streams, the ``[http]`` extra): bodies are read as raw
+pieces, the events parsed by ``eventstream``.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ import collections
 import contextlib
 import os
 import socket
+import sys
 import time
 import zlib
 from collections.abc import AsyncIterator, Sequence
@@ -58,7 +59,7 @@ from .http_sse import LegacySse
 from .remote_auth import CredentialError, TokenSource, describe_challenge
 from .session import Phase, RelayReport
 
-__all__ = ["TRANSPORTS", "HttpRelay", "check_url", "load_httpx", "parse_header"]
+__all__ = ["TRANSPORTS", "HttpRelay", "check_url", "load_client", "parse_header"]
 
 TRANSPORTS = ("auto", "streamable-http", "sse")
 """``auto``: Streamable HTTP, or the older HTTP+SSE where ``initialize``'s POST is answered 400, 404 or 405."""
@@ -95,25 +96,22 @@ LEGACY_SIGNS = (400, 404, 405)
 """Statuses to ``initialize``'s POST that mean "try the older HTTP+SSE transport" (MCP's backwards compatibility)."""
 METADATA_BYTES = 64 * 1024
 """The most read of a protected resource's metadata (RFC 9728)."""
-
-
-_NO_TLS = object()
-"""What httpx2 is given for TLS settings on a plain ``http://`` URL without a proxy: it keeps it unused, and does
-not load ``ssl`` and the system's CAs to build a context (a tenth of the start-up over HTTP)."""
+METADATA_TIMEOUT = 5.0
+"""Seconds the metadata may take, all told."""
 
 
 class _Refused(Exception):
     """A request the relay cannot go on with; its text names no value (the report's error)."""
 
 
-def load_httpx() -> Any:
-    """The httpx2 module, or an ImportError that says how to install it."""
+def load_client() -> Any:
+    """The ``http_client`` module, or an ImportError that says how to install what it needs (h11)."""
     try:
-        import httpx2
+        from . import http_client
     except ImportError:
-        raise ImportError("the relay's HTTP transport needs httpx2, which is not installed: "
+        raise ImportError("the relay's HTTP transport needs h11, which is not installed: "
                           "pip install 'diverge-codec[http]'") from None
-    return httpx2
+    return http_client
 
 
 def check_url(url: str) -> str:
@@ -152,33 +150,21 @@ def _is_session_id(value: str) -> bool:
 
 def _why(error: BaseException) -> str:
     """A one-line reason for a failed request that quotes neither the URL nor a header."""
-    import ssl  # loaded already wherever a TLS error can come from
+    from .http_client import HttpError
 
+    ssl = sys.modules.get("ssl")  # looked up, not imported: without it no TLS error can have happened
     seen: set[int] = set()
     cause: BaseException | None = error
     while cause is not None and id(cause) not in seen:
         seen.add(id(cause))
-        if isinstance(cause, ssl.SSLError):
+        if ssl is not None and isinstance(cause, ssl.SSLError):
             return f"TLS: {cause.reason or type(cause).__name__}"
         if isinstance(cause, socket.gaierror):
             return f"name resolution: {cause.strerror or 'failed'}"
         if isinstance(cause, OSError) and cause.errno:  # the errno's words: asyncio's own text names the address
             return os.strerror(cause.errno).lower()
         cause = cause.__cause__ or cause.__context__
-    return type(error).__name__
-
-
-def _proxy_in_use(url: str) -> bool:
-    """Whether the environment sends ``url`` through a proxy (httpx2's reading of ``*_PROXY``/``NO_PROXY``)."""
-    parts = urlsplit(url)
-    environ = {key.lower(): value for key, value in os.environ.items() if key.lower().endswith("_proxy")}
-    if not (environ.get(f"{parts.scheme}_proxy") or environ.get("all_proxy")):
-        return False
-    host = (parts.hostname or "").lower()
-    for entry in (item.strip().lower() for item in environ.get("no_proxy", "").split(",")):
-        if entry == "*" or (entry and (host == entry.lstrip(".") or host.endswith("." + entry.lstrip(".")))):
-            return False
-    return True
+    return str(error) if isinstance(error, HttpError) and str(error) else type(error).__name__
 
 
 class HttpRelay(LegacySse, ChannelRelay):
@@ -205,7 +191,7 @@ class HttpRelay(LegacySse, ChannelRelay):
         self.tokens: TokenSource | None = TokenSource(token_command) if token_command else None
         self.verify: Any = verify
         self.http_transport: Any = http_transport
-        """An httpx2 transport to send through instead of the network (a test's ``httpx2.MockTransport``)."""
+        """A function answering ``http_client.Request``s instead of the network (a test's scripted server)."""
         self.report.server = {"transport": "sse" if transport == "sse" else "streamable-http", "started": False}
         self._calls_as_json = 0
         self._settling = False
@@ -231,7 +217,7 @@ class HttpRelay(LegacySse, ChannelRelay):
         self._ended_by: str | None = None
         self._error: str | None = None
         self._client: Any = None
-        self._httpx: Any = None
+        self._http: Any = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._posts = asyncio.Semaphore(MAX_POSTS)
         self._waiting_posts = 0
@@ -241,35 +227,23 @@ class HttpRelay(LegacySse, ChannelRelay):
 
     async def run(self) -> RelayReport:
         """Relay until shut down, or the server ends the session or goes away: the report."""
-        httpx = self._httpx = load_httpx()
+        http = self._http = load_client()
         loop = asyncio.get_running_loop()
         pump = asyncio.create_task(self._pump())
         watch = self._watch_channel()
         timer = loop.call_later(self.options.duration, self.shutdown, "duration") if self.options.duration else None
-        timeout = httpx.Timeout(CONNECT_TIMEOUT, read=None, pool=None)
-        limits = httpx.Limits(max_connections=MAX_POSTS + 8, max_keepalive_connections=MAX_POSTS + 8)
         headers = [("Accept-Encoding", ACCEPT_ENCODING), *self.headers]
-        self.report.server["proxy"] = proxied = _proxy_in_use(self.url)
-        if self.verify is None and self.url[:5].lower() == "http:" and not proxied:
-            self.verify = _NO_TLS  # no TLS can happen (another origin is never followed): ssl is not loaded
+        self.report.server["proxy"] = http.proxy_for(self.url) is not None
         try:
-            try:
-                settings: dict[str, Any] = {"verify": self.verify} if self.verify is not None else {}
-                if self.http_transport is not None:
-                    settings["transport"] = self.http_transport
-                client = httpx.AsyncClient(timeout=timeout, headers=headers, limits=limits, follow_redirects=False,
-                                           **settings)
-            except (OSError, ValueError) as error:  # a CA file (SSL_CERT_FILE) that cannot be read
-                self._error = f"TLS: the CA file cannot be loaded ({type(error).__name__})"
-                self._end("unreachable")
-            else:
-                async with client:
-                    self._client = client
-                    start = self.session.start()
-                    self._spawn(self._sse_session(start) if self.transport == "sse" else self._begin(start))
-                    self._arm_expiry()
-                    await self._stop.wait()
-                    await self._end_session()
+            async with http.HttpClient(headers=headers, verify=self.verify, connect_timeout=CONNECT_TIMEOUT,
+                                       write_timeout=CONNECT_TIMEOUT, max_connections=MAX_POSTS + 8,
+                                       transport=self.http_transport) as client:
+                self._client = client
+                start = self.session.start()
+                self._spawn(self._sse_session(start) if self.transport == "sse" else self._begin(start))
+                self._arm_expiry()
+                await self._stop.wait()
+                await self._end_session()
         finally:
             for handle in (timer, self._expiry):
                 if handle is not None:
@@ -336,7 +310,7 @@ class HttpRelay(LegacySse, ChannelRelay):
         except _Refused as refused:
             self._fail(str(refused), "unreachable" if self.session.phase is not Phase.READY else "refused")
         except Exception as error:  # noqa: BLE001 - a bug or the unforeseen: reported by its type alone
-            if self._httpx is not None and isinstance(error, self._httpx.HTTPError):
+            if self._http is not None and isinstance(error, self._http.HttpError):
                 self._fail(_why(error), "connection lost")
             else:
                 self._fail(f"internal: {type(error).__name__}", "failed")
@@ -429,20 +403,24 @@ class HttpRelay(LegacySse, ChannelRelay):
         if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https"):
             return None
         try:
-            async with self._httpx.AsyncClient(timeout=5.0, follow_redirects=False, **(
-                    {"verify": self.verify} if self.verify is not None else {})) as bare:
-                async with bare.stream("GET", url, headers={"Accept": "application/json"}) as response:
-                    if response.status_code != 200:
-                        return None
-                    body = b""
-                    async for piece in self._pieces(response):
-                        body += piece
-                        if len(body) > METADATA_BYTES:
-                            return None
-            parsed = loads(body)
-        except (self._httpx.HTTPError, ValueError, _Refused):
+            body = await asyncio.wait_for(self._metadata_body(url), METADATA_TIMEOUT)
+            parsed = loads(body) if body is not None else None
+        except (self._http.HttpError, ValueError, _Refused, asyncio.TimeoutError):
             return None
         return parsed if isinstance(parsed, dict) else None
+
+    async def _metadata_body(self, url: str) -> bytes | None:
+        async with self._http.HttpClient(verify=self.verify, connect_timeout=METADATA_TIMEOUT,
+                                         write_timeout=METADATA_TIMEOUT, transport=self.http_transport) as bare:
+            async with bare.stream("GET", url, {"Accept": "application/json"}) as response:
+                if response.status_code != 200:
+                    return None
+                body = b""
+                async for piece in self._pieces(response):
+                    body += piece
+                    if len(body) > METADATA_BYTES:
+                        return None
+                return body
 
     def _send(self, data: bytes) -> None:
         messages = data.splitlines()
@@ -482,7 +460,7 @@ class HttpRelay(LegacySse, ChannelRelay):
                             await self._sse_answered(response, request_id)
                         else:
                             await self._read_answer(response, request_id, generation, what)
-                except self._httpx.HTTPError as error:
+                except self._http.HttpError as error:
                     if not self._stop.is_set():
                         self._error_seen = _why(error)
                         self._session_lost(generation, _why(error))
@@ -522,7 +500,7 @@ class HttpRelay(LegacySse, ChannelRelay):
                     self.report.server["started"] = True
                     self._session_id = session_id
                     await self._read_answer(response, self.session.initialize_id, generation, "initialize")
-            except self._httpx.HTTPError as error:
+            except self._http.HttpError as error:
                 if first:
                     self._fail(_why(error), "unreachable")
                     return
@@ -614,9 +592,6 @@ class HttpRelay(LegacySse, ChannelRelay):
 
     async def _pieces(self, response: Any) -> AsyncIterator[bytes]:
         """A body's bytes, decoded in bounded pieces, the loop given a turn between them."""
-        if response.is_stream_consumed:  # read already (a mock transport's bytes body): what it holds
-            yield response.content[:self.session.framer.max_line + 1]
-            return
         coding = response.headers.get("content-encoding", "").strip().lower()
         if coding in ("", "identity"):
             async for raw in response.aiter_raw():
@@ -650,7 +625,7 @@ class HttpRelay(LegacySse, ChannelRelay):
                 kept += piece[:REASON_BYTES - len(kept)]
                 if len(kept) >= REASON_BYTES:
                     break
-        except (_Refused, self._httpx.HTTPError):
+        except (_Refused, self._http.HttpError):
             pass
         self._unread_bodies += count and bool(kept)  # an empty body is no body left unread
         return kept
@@ -699,7 +674,7 @@ class HttpRelay(LegacySse, ChannelRelay):
                     return True
             self._events(parser, parser.close())
             return True
-        except self._httpx.HTTPError:
+        except self._http.HttpError:
             return False
         finally:
             self._count_parser(parser)
@@ -797,7 +772,7 @@ class HttpRelay(LegacySse, ChannelRelay):
                 if not self._stop.is_set():  # a stream open when the relay ends is reported open
                     self._get_stream = "reopening" if clean else "broken"
                 return status, None
-        except self._httpx.HTTPError as error:
+        except self._http.HttpError as error:
             return None, _why(error)
 
     # --- the end --------------------------------------------------------------------------
@@ -807,13 +782,16 @@ class HttpRelay(LegacySse, ChannelRelay):
         if self._session_id is None or self._ended_by == "session gone" or self.report.server["transport"] == "sse":
             return
         try:
-            response = await asyncio.wait_for(
-                self._client.delete(self.url, headers=self._request_headers()), DELETE_TIMEOUT)
-            self._statuses[response.status_code] += 1
-            if self._ended_by is None and response.status_code < 300:
+            status = await asyncio.wait_for(self._delete(), DELETE_TIMEOUT)
+            self._statuses[status] += 1
+            if self._ended_by is None and status < 300:
                 self._ended_by = "session deleted"
-        except (self._httpx.HTTPError, asyncio.TimeoutError):
+        except (self._http.HttpError, asyncio.TimeoutError):
             pass
+
+    async def _delete(self) -> int:
+        async with self._client.stream("DELETE", self.url, self._request_headers()) as response:
+            return int(response.status_code)
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:

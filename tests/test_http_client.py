@@ -1,0 +1,359 @@
+"""The relay's HTTP/1.1 client (``relay.http_client``) against scripted servers on loopback.
+
+Each server is a coroutine given the raw connection: it reads what the client sent and writes exact bytes
+(well-formed, cut short, oversized, never answering), so every framing of a body, the pool's reuse and
+refusal, each timeout and each error's words are pinned, with the bytes the client put on the wire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import ssl
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+h11 = pytest.importorskip("h11", reason="the relay's HTTP client needs the [http] extra (h11)")
+from diverge_codec._version import __version__  # noqa: E402
+from diverge_codec.relay import http_client  # noqa: E402
+from diverge_codec.relay.http_client import (  # noqa: E402
+    ConnectError, ConnectTimeout, HttpClient, HttpError, HttpProtocolError, ProxyError, WriteTimeout, proxy_for,
+)
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    """One request's head and (Content-Length) body, as sent."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    return head + (await reader.readexactly(length) if length else b"")
+
+
+class Scripted:
+    """A loopback server running ``handler`` on each connection; ``connections`` counts them."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.connections = 0
+        self.server: asyncio.base_events.Server | None = None
+        self.url = ""
+
+    async def __aenter__(self) -> Scripted:
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.connections += 1
+            try:
+                await self.handler(reader, writer)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                pass
+            finally:
+                writer.close()
+        self.server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        assert self.server is not None
+        self.server.close()
+
+
+def run(coroutine: Awaitable[Any]) -> Any:
+    return asyncio.run(asyncio.wait_for(coroutine, 20))
+
+
+async def fetch(client: HttpClient, url: str, method: str = "GET", **kwargs: Any) -> tuple[int, dict[str, str], bytes]:
+    async with client.stream(method, url, **kwargs) as response:
+        body = b"".join([bytes(piece) async for piece in response.aiter_raw()])
+        return response.status_code, {name: response.headers[name] for name in response.headers}, body
+
+
+def answering(*responses: bytes, seen: list[bytes] | None = None) -> Handler:
+    """A server answering each request on a connection with the next of ``responses`` (in turn, shared)."""
+    queue = list(responses)
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while queue:
+            request = await read_request(reader)
+            if seen is not None:
+                seen.append(request)
+            writer.write(queue.pop(0))
+            await writer.drain()
+    return handler
+
+
+@pytest.mark.parametrize(("response", "body"), [
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", b"hello"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n", b"hello"),
+    (b"HTTP/1.0 200 OK\r\n\r\nhello", b"hello"),  # read until the server closes
+    (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", b"ok"),
+])
+def test_each_framing_of_a_body_arrives_whole(response, body):
+    async def main() -> None:
+        async with Scripted(answering(response)) as server, HttpClient() as client:
+            status, _, got = await fetch(client, server.url + "/x")
+            assert (status, got) == (200, body)
+    run(main())
+
+
+def test_the_request_on_the_wire_merges_the_clients_headers_under_the_requests():
+    seen: list[bytes] = []
+
+    async def main() -> None:
+        async with Scripted(answering(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n", seen=seen)) as server:
+            async with HttpClient(headers=[("Accept", "*/*"), ("X-Key", "k")]) as client:
+                status, headers, body = await fetch(client, server.url + "/mcp?a=1#frag", "POST",
+                                                    headers={"accept": "application/json"}, content=b'{"id":1}')
+        assert (status, body) == (202, b"")
+        port = server.url.rsplit(":", 1)[1]
+        assert seen == [f"POST /mcp?a=1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Key: k\r\naccept: application/json\r\n"
+                        f"User-Agent: diverge-codec/{__version__}\r\nContent-Length: 8\r\n\r\n".encode() + b'{"id":1}']
+    run(main())
+
+
+def test_a_body_read_to_its_end_keeps_the_connection_one_left_unread_closes_it():
+    async def main() -> None:
+        ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        big = b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n" + bytes(1_000_000)
+        async with Scripted(answering(ok, ok, big, ok)) as server, HttpClient() as client:
+            await fetch(client, server.url)
+            await fetch(client, server.url)
+            assert server.connections == 1
+            async with client.stream("GET", server.url) as response:
+                async for _ in response.aiter_raw():
+                    break  # a few KiB read, the rest left
+            assert (await fetch(client, server.url))[2] == b"ok"
+            assert server.connections == 2
+    run(main())
+
+
+def test_a_connection_the_server_closed_while_idle_is_not_reused():
+    async def main() -> None:
+        async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await read_request(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()  # then closed at once, as a keep-alive timeout does
+        async with Scripted(handler) as server, HttpClient() as client:
+            await fetch(client, server.url)
+            await asyncio.sleep(0.1)
+            assert (await fetch(client, server.url))[2] == b"ok"
+            assert server.connections == 2
+    run(main())
+
+
+@pytest.mark.parametrize(("response", "words"), [
+    (b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * (1 << 20) + b"\r\n\r\n", "the server's response head is too large"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", "the server closed the connection in the middle of a response"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", "the server closed the connection in the middle of a response"),
+    (b"SSH-2.0-OpenSSH_9.6\r\n\r\n", "the server's response is not HTTP/1.1"),
+    (b"", "the server closed the connection without answering"),
+])
+def test_a_server_that_breaks_http_is_a_protocol_error_in_words(response, words):
+    async def main() -> None:
+        async with Scripted(answering(response)) as server, HttpClient() as client:
+            with pytest.raises(HttpProtocolError) as caught:
+                await fetch(client, server.url)
+            assert str(caught.value) == words
+    run(main())
+
+
+def test_nothing_listening_is_a_connect_error_naming_nothing():
+    async def main() -> None:
+        async with Scripted(answering()) as server:
+            url = server.url
+        async with HttpClient(headers=[("Authorization", "Bearer SECRET")]) as client:
+            with pytest.raises(ConnectError) as caught:
+                await fetch(client, url + "/mcp")
+        assert str(caught.value) == "the server could not be reached"
+        assert isinstance(caught.value.__cause__, ConnectionRefusedError)
+        assert "SECRET" not in repr(caught.value.__cause__)
+    run(main())
+
+
+@pytest.mark.parametrize(("scheme", "method", "content", "error", "words"), [
+    ("https", "GET", None, ConnectTimeout, "not connected within the connect timeout"),  # a TLS handshake unanswered
+    ("http", "POST", bytes(64 << 20), WriteTimeout, "the server did not take the request within the write timeout"),
+])
+def test_a_server_that_neither_answers_nor_reads_is_a_timeout(scheme, method, content, error, words):
+    async def main() -> None:
+        async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await asyncio.sleep(5)
+        async with Scripted(silent) as server, HttpClient(connect_timeout=0.3, write_timeout=0.3) as client:
+            with pytest.raises(error) as caught:
+                await fetch(client, server.url.replace("http", scheme, 1), method, content=content)
+        assert str(caught.value) == words
+    run(main())
+
+
+def test_connections_are_capped_the_rest_wait_their_turn():
+    async def main() -> None:
+        async def slow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await read_request(reader)
+            await asyncio.sleep(0.2)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()
+            await read_request(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()
+        async with Scripted(slow) as server, HttpClient(max_connections=2) as client:
+            results = await asyncio.gather(*(fetch(client, server.url) for _ in range(4)))
+            assert [body for _, _, body in results] == [b"ok"] * 4 and server.connections == 2
+    run(main())
+
+
+def test_cookies_the_server_sets_go_back_to_it_until_it_removes_them():
+    seen: list[bytes] = []
+
+    async def main() -> None:
+        async with Scripted(answering(
+                b"HTTP/1.1 200 OK\r\nSet-Cookie: AWSALB=abc; Path=/; Max-Age=600\r\nSet-Cookie: lang=en\r\n"
+                b"Set-Cookie: tls=1; Secure\r\nSet-Cookie: junk\r\nContent-Length: 0\r\n\r\n",
+                b"HTTP/1.1 200 OK\r\nSet-Cookie: lang=; Max-Age=0\r\nContent-Length: 0\r\n\r\n",
+                b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", seen=seen)) as server:
+            async with HttpClient(headers=[("User-Agent", "t")]) as client:
+                for _ in range(3):
+                    await fetch(client, server.url)
+        cookies = [next((line for line in request.split(b"\r\n") if line.startswith(b"Cookie")), None) for request in seen]
+        assert cookies == [None, b"Cookie: AWSALB=abc; lang=en", b"Cookie: AWSALB=abc"]  # "tls" is Secure: https only
+    run(main())
+
+
+def test_proxies_come_from_the_environment_less_no_proxy():
+    environ = {"HTTPS_PROXY": "http://proxy:3128", "http_proxy": "proxy:8080", "NO_PROXY": "localhost,.internal"}
+    assert proxy_for("https://example.com/mcp", environ) == "http://proxy:3128"
+    assert proxy_for("http://example.com/mcp", environ) == "http://proxy:8080"
+    assert proxy_for("http://localhost:8000/mcp", environ) is None
+    assert proxy_for("https://mcp.internal/mcp", environ) is None
+    assert proxy_for("http://example.com/", {"ALL_PROXY": "http://p:1", "no_proxy": "*"}) is None
+    assert proxy_for("http://example.com/", {}) is None
+
+
+def test_an_http_url_goes_through_the_proxy_in_absolute_form_with_its_credentials():
+    seen: list[bytes] = []
+
+    async def main() -> None:
+        ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        async with Scripted(answering(ok, seen=seen)) as proxy:
+            address = proxy.url.replace("http://", "http://us%40er:p%3Ass@")
+            async with HttpClient(environ={"HTTP_PROXY": address}) as client:
+                assert (await fetch(client, "http://mcp.example:8000/mcp"))[2] == b"ok"
+        credentials = base64.b64encode(b"us@er:p:ss").decode()
+        assert seen == [f"GET http://mcp.example:8000/mcp HTTP/1.1\r\nHost: mcp.example:8000\r\n"
+                        f"User-Agent: diverge-codec/{__version__}\r\nProxy-Authorization: Basic {credentials}\r\n\r\n".encode()]
+    run(main())
+
+
+def test_a_tunnel_the_proxy_refuses_is_a_proxy_error_and_an_https_proxy_is_refused():
+    seen: list[bytes] = []
+
+    async def main() -> None:
+        async with Scripted(answering(b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n",
+                                      seen=seen)) as proxy:
+            async with HttpClient(environ={"HTTPS_PROXY": proxy.url}) as client:
+                with pytest.raises(ProxyError) as caught:
+                    await fetch(client, "https://mcp.example/mcp")
+        assert str(caught.value) == "the proxy refused the tunnel (HTTP 407)"
+        assert seen == [b"CONNECT mcp.example:443 HTTP/1.1\r\nHost: mcp.example:443\r\n\r\n"]
+        async with HttpClient(environ={"HTTPS_PROXY": "socks5://127.0.0.1:1080"}) as client:
+            with pytest.raises(ProxyError) as caught:
+                await fetch(client, "https://mcp.example/mcp")
+        assert str(caught.value) == "the proxy must be an http:// URL (the environment's *_PROXY)"
+    run(main())
+
+
+def _tls_pair(tmp_path: Any) -> tuple[ssl.SSLContext, ssl.SSLContext, str]:
+    trustme = pytest.importorskip("trustme", reason="the TLS tests make their CA with trustme (the test extra)")
+    authority = trustme.CA()
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("mcp.example", "127.0.0.1").configure_cert(server)
+    client = ssl.create_default_context()
+    authority.configure_trust(client)
+    path = str(tmp_path / "ca.pem")
+    authority.cert_pem.write_to_path(path)
+    return server, client, path
+
+
+def test_https_through_a_proxy_tunnel(tmp_path):
+    server_tls, client_tls, _ = _tls_pair(tmp_path)
+    tunnels: list[bytes] = []
+
+    async def main() -> None:
+        async def origin(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await read_request(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecret")
+            await writer.drain()
+        target = await asyncio.start_server(origin, "127.0.0.1", 0, ssl=server_tls)
+        port = target.sockets[0].getsockname()[1]
+
+        async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            tunnels.append(await read_request(reader))
+            upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+
+            async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+                while data := await source.read(65536):
+                    sink.write(data)
+                    await sink.drain()
+                sink.close()
+            await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer))
+        async with Scripted(proxy) as forward:
+            async with HttpClient(verify=client_tls, environ={"HTTPS_PROXY": forward.url}) as client:
+                assert (await fetch(client, f"https://mcp.example:{port}/mcp"))[2] == b"secret"
+        target.close()
+        assert tunnels == [f"CONNECT mcp.example:{port} HTTP/1.1\r\nHost: mcp.example:{port}\r\n\r\n".encode()]
+    run(main())
+
+
+def test_a_mock_transport_sees_the_merged_request():
+    seen: list[http_client.Request] = []
+
+    async def handle(request: http_client.Request) -> http_client.Response:
+        seen.append(request)
+        return http_client.Response(201, {"Content-Type": "text/plain"}, [b"a", b"b"])
+
+    async def main() -> None:
+        async with HttpClient(headers=[("X-A", "1")], transport=handle) as client:
+            status, headers, body = await fetch(client, "http://mcp.test/p?q", "POST", headers={"x-b": "2"}, content=b"{}")
+        assert (status, headers, body) == (201, {"content-type": "text/plain"}, b"ab")
+        request = seen[0]
+        assert (request.method, request.url, request.path, request.content) == ("POST", "http://mcp.test/p?q", "/p", b"{}")
+        assert dict(request.headers) == {"x-a": "1", "x-b": "2", "user-agent": f"diverge-codec/{__version__}"}
+        assert repr(request.headers) == "Headers(['x-a', 'x-b', 'user-agent'])"
+    run(main())
+
+
+@pytest.mark.parametrize("url", ["ftp://example.com/", "http:///path", "http://example.com:99999/"])
+def test_a_url_the_client_cannot_use_is_refused_naming_nothing(url):
+    async def main() -> None:
+        async with HttpClient() as client:
+            with pytest.raises(HttpError) as caught:
+                await fetch(client, url)
+        assert "example" not in str(caught.value)
+    run(main())
+
+
+def test_the_chunks_of_one_read_are_one_piece_and_what_came_before_a_break_comes_first():
+    """A server writes an event a chunk: the relay is handed each read's chunks joined (one call a read, not one
+    an event); a malformed chunk after them does not lose them."""
+    async def main() -> list[bytes]:
+        reader = asyncio.StreamReader()
+        connection = http_client._Connection(("http", "h", 80), reader, None)  # type: ignore[arg-type]
+        connection.h11.send(h11.Request(method="GET", target="/", headers=[("Host", "h")]))
+        connection.h11.send(h11.EndOfMessage())
+        reader.feed_data(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n1\r\nb\r\n1\r\nc\r\n")
+        assert (await HttpClient()._head(connection)).status_code == 200
+        pieces: list[bytes] = []
+        body = HttpClient()._body(connection)
+        pieces.append(bytes(await body.__anext__()))
+        reader.feed_data(b"2\r\nde\r\nzz\r\n")
+        pieces.append(bytes(await body.__anext__()))
+        with pytest.raises(HttpProtocolError) as caught:
+            await body.__anext__()
+        assert str(caught.value) == "the server's response is not HTTP/1.1"
+        return pieces
+    assert run(main()) == [b"abc", b"de"]
