@@ -1,6 +1,6 @@
 """The remote relay's CPU a notification, beside a naive httpx2 + orjson relay, in CPU time.
 
-    python benchmarks/relay_http_cost.py [--count 100000] [--rounds 5]
+    python benchmarks/relay_http_cost.py [--count 100000] [--rounds 5] [--instructions]
 
 A Streamable HTTP server (``tests/http_servers.py flood:COUNT:SIZE``) streams COUNT log notifications of
 ~185 B and of ~1.1 KB on one call's stream, each event with an id as the SDKs write them. Each relay
@@ -10,12 +10,18 @@ record to /dev/null. Its CPU (user + system, by ``wait4``) less the same relay's
 start-up and handshake), over COUNT, is the CPU a notification; runs interleaved, medians of
 ``--rounds``, the load average printed. Start-up over HTTP: the relay's CPU against COUNT 0 less
 the bare interpreter's.
+
+``--instructions``: the same difference in instructions instead (valgrind's callgrind, one run of each at COUNT
+and at 0, ``PYTHONHASHSEED=0``), beside the times: callgrind cannot see a stall, time cannot be read on a busy
+machine, so both are shown.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -63,6 +69,35 @@ def cpu(command: list[str], env: dict[str, str] | None = None) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def instructions(command: list[str]) -> int:
+    """Instructions the command's process ran (callgrind's "Collected"), its output discarded."""
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONHASHSEED": "0"})
+    found = re.search(rb"Collected\s*:\s*(\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise RuntimeError(f"{command[:4]} failed under callgrind ({done.returncode})")
+    return int(found.group(1))
+
+
+def count_instructions(count: int) -> None:
+    """Instructions a notification, relay and naive, at ~185 B and ~1.1 KB events (one run each)."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind")
+    idle, idle_url = serve("flood:0")
+    try:
+        for size in (185, 1100):
+            server, url = serve(f"flood:{count}:{size}")
+            try:
+                per = {name: (instructions(command) - instructions(relays(idle_url)[name])) / count
+                       for name, command in relays(url).items()}
+            finally:
+                server.kill()
+            print(f"~{size} B events: relay {per['relay']:,.0f}, naive {per['naive']:,.0f} instructions a notification: "
+                  f"{per['relay'] / per['naive']:.2f}x")
+    finally:
+        idle.kill()
+
+
 def serve(mode: str) -> tuple[subprocess.Popen[bytes], str]:
     process = subprocess.Popen([sys.executable, str(SERVERS), mode], stdout=subprocess.PIPE)
     assert process.stdout is not None
@@ -79,7 +114,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--instructions", action="store_true", help="count instructions (callgrind) instead of timing")
     args = parser.parse_args()
+    if args.instructions:
+        print(f"Python {sys.version.split()[0]}; {args.count} notifications; callgrind, one run each")
+        count_instructions(args.count)
+        return
     print(f"load average {os.getloadavg()[0]:.2f}; Python {sys.version.split()[0]}; {args.count} notifications, "
           f"median of {args.rounds} rounds (runs interleaved)")
     idle, idle_url = serve("flood:0")

@@ -153,7 +153,10 @@ class Request:
     __slots__ = ("content", "headers", "method", "url")
 
     def __init__(self, method: str, url: str, headers: Headers, content: bytes) -> None:
-        self.method, self.url, self.headers, self.content = method, url, headers, content
+        self.method: str = method
+        self.url: str = url
+        self.headers: Headers = headers
+        self.content: bytes = content
 
     @property
     def path(self) -> str:
