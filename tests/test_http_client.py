@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import socket
 import ssl
+import struct
+import sys
+import types
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -42,6 +46,8 @@ class Scripted:
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
         self.connections = 0
+        self.dropped = 0
+        """Connections the client closed while the handler still read or wrote."""
         self.server: asyncio.base_events.Server | None = None
         self.url = ""
 
@@ -51,7 +57,7 @@ class Scripted:
             try:
                 await self.handler(reader, writer)
             except (ConnectionError, asyncio.IncompleteReadError):
-                pass
+                self.dropped += 1
             finally:
                 writer.close()
         self.server = await asyncio.start_server(serve, "127.0.0.1", 0)
@@ -120,7 +126,7 @@ def test_a_body_read_to_its_end_keeps_the_connection_one_left_unread_closes_it()
     async def main() -> None:
         ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
         big = b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n" + bytes(1_000_000)
-        async with Scripted(answering(ok, ok, big, ok)) as server, HttpClient() as client:
+        async with Scripted(answering(ok, ok, big, ok, ok)) as server, HttpClient() as client:
             await fetch(client, server.url)
             await fetch(client, server.url)
             assert server.connections == 1
@@ -129,6 +135,13 @@ def test_a_body_read_to_its_end_keeps_the_connection_one_left_unread_closes_it()
                     break  # a few KiB read, the rest left
             assert (await fetch(client, server.url))[2] == b"ok"
             assert server.connections == 2
+            await asyncio.sleep(0.05)
+            assert server.dropped == 1 and len(client._open) == 1  # the one left unread, closed at once and forgotten
+            idle = list(client._open)
+            await client.aclose()
+            assert idle[0].writer.is_closing() and not client._open
+            await asyncio.sleep(0.05)
+            assert server.dropped == 2  # the idle one, closed with the client
     run(main())
 
 
@@ -142,7 +155,7 @@ def test_a_connection_the_server_closed_while_idle_is_not_reused():
             await fetch(client, server.url)
             await asyncio.sleep(0.1)
             assert (await fetch(client, server.url))[2] == b"ok"
-            assert server.connections == 2
+            assert server.connections == 2 and len(client._open) == 1  # the closed one forgotten
     run(main())
 
 
@@ -211,7 +224,7 @@ def test_cookies_the_server_sets_go_back_to_it_until_it_removes_them():
 
     async def main() -> None:
         async with Scripted(answering(
-                b"HTTP/1.1 200 OK\r\nSet-Cookie: AWSALB=abc; Path=/; Max-Age=600\r\nSet-Cookie: lang=en\r\n"
+                b"HTTP/1.1 200 OK\r\nSet-Cookie: AWSALB=abc; Path=/; Max-Age=600\r\nSet-Cookie:  lang = en ;\r\n"
                 b"Set-Cookie: tls=1; Secure\r\nSet-Cookie: junk\r\nContent-Length: 0\r\n\r\n",
                 b"HTTP/1.1 200 OK\r\nSet-Cookie: lang=; Max-Age=0\r\nContent-Length: 0\r\n\r\n",
                 b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", seen=seen)) as server:
@@ -223,6 +236,33 @@ def test_cookies_the_server_sets_go_back_to_it_until_it_removes_them():
     run(main())
 
 
+def test_cookies_are_bounded_and_secure_ones_go_over_https_only():
+    client = HttpClient()
+    client._keep_cookies("h", http_client.Headers([("Set-Cookie", f"c{index}=v") for index in range(60)]))
+    client._keep_cookies("h", http_client.Headers([("Set-Cookie", "c0=new; Secure; Max-Age=soon"), ("Set-Cookie", "late=v")]))
+    kept = client._cookies["h"]
+    assert len(kept) == http_client.MAX_COOKIES and kept["c0"] == ("new", True) and "late" not in kept
+    assert client._cookie_header("h", "https")[0][1].startswith("c0=new; c1=v")
+    assert client._cookie_header("h", "http")[0][1].startswith("c1=v") and client._cookie_header("other", "https") == []
+
+
+def test_a_connection_reset_mid_body_is_a_read_error():
+    async def main() -> None:
+        async def reset(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await read_request(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab")
+            await writer.drain()
+            await asyncio.sleep(0.05)
+            writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()  # with SO_LINGER 0: a reset, not an orderly close
+        async with Scripted(reset) as server, HttpClient() as client:
+            with pytest.raises(http_client.ReadError) as caught:
+                await fetch(client, server.url)
+        assert str(caught.value) == "the connection failed while the answer was read"
+        assert isinstance(caught.value.__cause__, ConnectionResetError)
+    run(main())
+
+
 def test_proxies_come_from_the_environment_less_no_proxy():
     environ = {"HTTPS_PROXY": "http://proxy:3128", "http_proxy": "proxy:8080", "NO_PROXY": "localhost,.internal"}
     assert proxy_for("https://example.com/mcp", environ) == "http://proxy:3128"
@@ -231,6 +271,8 @@ def test_proxies_come_from_the_environment_less_no_proxy():
     assert proxy_for("https://mcp.internal/mcp", environ) is None
     assert proxy_for("http://example.com/", {"ALL_PROXY": "http://p:1", "no_proxy": "*"}) is None
     assert proxy_for("http://example.com/", {}) is None
+    assert proxy_for("http:///path", {"ALL_PROXY": "http://p:1", "NO_PROXY": "x"}) == "http://p:1"
+    assert http_client._proxy_authorization("http://user@p:1") == [("Proxy-Authorization", "Basic dXNlcjo=")]  # "user:"
 
 
 def test_an_http_url_goes_through_the_proxy_in_absolute_form_with_its_credentials():
@@ -252,12 +294,14 @@ def test_a_tunnel_the_proxy_refuses_is_a_proxy_error_and_an_https_proxy_is_refus
     seen: list[bytes] = []
 
     async def main() -> None:
-        async with Scripted(answering(b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n",
-                                      seen=seen)) as proxy:
+        refusal = b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n"
+        async with Scripted(answering(refusal, refusal, seen=seen)) as proxy:  # it would take a second request
             async with HttpClient(environ={"HTTPS_PROXY": proxy.url}) as client:
                 with pytest.raises(ProxyError) as caught:
                     await fetch(client, "https://mcp.example/mcp")
         assert str(caught.value) == "the proxy refused the tunnel (HTTP 407)"
+        await asyncio.sleep(0.05)
+        assert proxy.dropped == 1  # the refused connection closed, not left open
         assert seen == [b"CONNECT mcp.example:443 HTTP/1.1\r\nHost: mcp.example:443\r\n\r\n"]
         async with HttpClient(environ={"HTTPS_PROXY": "socks5://127.0.0.1:1080"}) as client:
             with pytest.raises(ProxyError) as caught:
@@ -278,34 +322,74 @@ def _tls_pair(tmp_path: Any) -> tuple[ssl.SSLContext, ssl.SSLContext, str]:
     return server, client, path
 
 
-def test_https_through_a_proxy_tunnel(tmp_path):
+def tunneling(port: int, tunnels: list[bytes], ended: asyncio.Event | None = None) -> Handler:
+    """A proxy: ``CONNECT`` kept in ``tunnels``, then bytes piped both ways to ``port`` until either side closes."""
+    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        tunnels.append(await read_request(reader))
+        upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+
+        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+            try:
+                while data := await source.read(65536):
+                    sink.write(data)
+                    await sink.drain()
+            finally:
+                sink.close()
+        await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer), return_exceptions=True)
+        if ended is not None:
+            ended.set()
+    return proxy
+
+
+def test_https_through_a_proxy_tunnel_whose_credentials_stay_with_the_proxy(tmp_path):
     server_tls, client_tls, _ = _tls_pair(tmp_path)
     tunnels: list[bytes] = []
+    arrived: list[bytes] = []
 
     async def main() -> None:
         async def origin(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await read_request(reader)
+            arrived.append(await read_request(reader))
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecret")
             await writer.drain()
         target = await asyncio.start_server(origin, "127.0.0.1", 0, ssl=server_tls)
         port = target.sockets[0].getsockname()[1]
 
-        async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            tunnels.append(await read_request(reader))
-            upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-
-            async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
-                while data := await source.read(65536):
-                    sink.write(data)
-                    await sink.drain()
-                sink.close()
-            await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer))
-        async with Scripted(proxy) as forward:
-            async with HttpClient(verify=client_tls, environ={"HTTPS_PROXY": forward.url}) as client:
+        async with Scripted(tunneling(port, tunnels)) as forward:
+            proxy_url = forward.url.replace("http://", "http://u:pw@")
+            async with HttpClient(verify=client_tls, environ={"HTTPS_PROXY": proxy_url}) as client:
                 assert (await fetch(client, f"https://mcp.example:{port}/mcp"))[2] == b"secret"
         target.close()
-        assert tunnels == [f"CONNECT mcp.example:{port} HTTP/1.1\r\nHost: mcp.example:{port}\r\n\r\n".encode()]
+        assert tunnels == [f"CONNECT mcp.example:{port} HTTP/1.1\r\nHost: mcp.example:{port}\r\n"
+                           f"Proxy-Authorization: Basic {base64.b64encode(b'u:pw').decode()}\r\n\r\n".encode()]
+        assert arrived == [f"GET /mcp HTTP/1.1\r\nHost: mcp.example:{port}\r\n"
+                           f"User-Agent: diverge-codec/{__version__}\r\n\r\n".encode()]  # no proxy credentials
+    run(main())
+
+
+def test_tls_that_fails_through_the_tunnel_closes_it_and_a_tunnel_cut_short_is_a_proxy_error(tmp_path):
+    server_tls, _, _ = _tls_pair(tmp_path)
+    stranger = ssl.create_default_context()  # trusts the system's CAs, not the test's: the handshake fails
+
+    async def main() -> None:
+        target = await asyncio.start_server(answering(), "127.0.0.1", 0, ssl=server_tls)
+        port = target.sockets[0].getsockname()[1]
+        ended = asyncio.Event()
+        async with Scripted(tunneling(port, [], ended)) as forward:
+            async with HttpClient(verify=stranger, environ={"HTTPS_PROXY": forward.url}) as client:
+                with pytest.raises(ConnectError) as caught:
+                    await fetch(client, f"https://mcp.example:{port}/mcp")
+            assert str(caught.value) == "TLS through the proxy failed"
+            assert isinstance(caught.value.__cause__, ssl.SSLError)
+            await asyncio.wait_for(ended.wait(), 2)  # the tunnel was closed, not left open
+        target.close()
+
+        async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await read_request(reader)
+        async with Scripted(hang_up) as forward, HttpClient(environ={"HTTPS_PROXY": forward.url}) as client:
+            with pytest.raises(ProxyError) as refused:
+                await fetch(client, "https://mcp.example/mcp")
+        assert str(refused.value) == "the proxy's tunnel failed"
     run(main())
 
 
@@ -322,18 +406,45 @@ def test_a_mock_transport_sees_the_merged_request():
         assert (status, headers, body) == (201, {"content-type": "text/plain"}, b"ab")
         request = seen[0]
         assert (request.method, request.url, request.path, request.content) == ("POST", "http://mcp.test/p?q", "/p", b"{}")
+        await fetch(client, "http://mcp.test/")
+        assert seen[1].content == b""
+        assert (repr(request), repr(http_client.Response(404))) == ("<Request POST>", "<Response 404>")
+        assert [[bytes(piece) async for piece in http_client.Response(200, content=body).aiter_raw()]
+                for body in (b"xy", b"", bytearray(b"z"))] == [[b"xy"], [], [b"z"]]
         assert dict(request.headers) == {"x-a": "1", "x-b": "2", "user-agent": f"diverge-codec/{__version__}"}
         assert repr(request.headers) == "Headers(['x-a', 'x-b', 'user-agent'])"
+        with pytest.raises(KeyError):
+            request.headers["x-c"]
     run(main())
 
 
-@pytest.mark.parametrize("url", ["ftp://example.com/", "http:///path", "http://example.com:99999/"])
-def test_a_url_the_client_cannot_use_is_refused_naming_nothing(url):
+@pytest.mark.parametrize(("url", "words"), [
+    ("ftp://example.com/", "not an http:// or https:// URL with a host"),
+    ("http:///path", "not an http:// or https:// URL with a host"),
+    ("http://example.com:99999/", "the URL's port is not valid"),
+])
+def test_a_url_the_client_cannot_use_is_refused_naming_nothing(url, words):
     async def main() -> None:
         async with HttpClient() as client:
             with pytest.raises(HttpError) as caught:
                 await fetch(client, url)
-        assert "example" not in str(caught.value)
+        assert str(caught.value) == words
+    run(main())
+
+
+def test_an_empty_post_says_its_length_and_a_cookie_past_4_kib_is_not_kept():
+    seen: list[bytes] = []
+
+    async def main() -> None:
+        big = b"c=" + b"x" * http_client.COOKIE_BYTES
+        async with Scripted(answering(b"HTTP/1.1 200 OK\r\nSet-Cookie: " + big + b"\r\nContent-Length: 0\r\n\r\n",
+                                      b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", seen=seen)) as server:
+            async with HttpClient(headers=[("User-Agent", "t")]) as client:
+                await fetch(client, server.url, "POST")
+                await fetch(client, server.url)
+        port = server.url.rsplit(":", 1)[1]
+        assert seen == [f"POST / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUser-Agent: t\r\nContent-Length: 0\r\n\r\n".encode(),
+                        f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUser-Agent: t\r\n\r\n".encode()]
     run(main())
 
 
@@ -346,7 +457,7 @@ def test_the_chunks_of_one_read_are_one_piece_and_what_came_before_a_break_comes
         connection.h11.send(h11.Request(method="GET", target="/", headers=[("Host", "h")]))
         connection.h11.send(h11.EndOfMessage())
         reader.feed_data(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n1\r\nb\r\n1\r\nc\r\n")
-        assert (await HttpClient()._head(connection)).status_code == 200
+        assert (await connection.head()).status_code == 200
         pieces: list[bytes] = []
         body = HttpClient()._body(connection)
         pieces.append(bytes(await body.__anext__()))
@@ -357,3 +468,41 @@ def test_the_chunks_of_one_read_are_one_piece_and_what_came_before_a_break_comes
         assert str(caught.value) == "the server's response is not HTTP/1.1"
         return pieces
     assert run(main()) == [b"abc", b"de"]
+
+
+@pytest.mark.parametrize(("system_paths", "bundles", "certifi", "expected"), [
+    (True, ["/b1"], True, None),            # SSL_CERT_FILE/SSL_CERT_DIR or OpenSSL's own paths: as OpenSSL reads them
+    (False, ["/b0", "/b1"], True, "/b1"),   # none there: the first bundle file present
+    (False, [], True, "/certifi.pem"),      # no bundle either: certifi's, where installed
+    (False, [], False, None),               # nor certifi: OpenSSL's defaults, whatever they hold
+])
+def test_the_system_cas_are_openssls_paths_then_the_usual_bundles_then_certifi(monkeypatch, system_paths, bundles,
+                                                                                 certifi, expected):
+    made: list[str | None] = []
+    existing = set(bundles[1:]) | ({"/openssl/cert.pem"} if system_paths else set())
+    paths = ssl.DefaultVerifyPaths("/openssl/cert.pem", None, "", "", "", "")
+    monkeypatch.setattr(ssl, "get_default_verify_paths", lambda: paths)
+    monkeypatch.setattr(ssl, "create_default_context", lambda cafile=None: made.append(cafile) or "context")
+    def exists(path: str) -> bool:
+        if not isinstance(path, str):
+            raise TypeError("a path is a str")  # as os.stat says of None
+        return path in existing
+    monkeypatch.setattr(http_client.os.path, "exists", exists)
+    monkeypatch.setattr(http_client.os.path, "isfile", exists)
+    monkeypatch.setattr(http_client, "CA_FILES", tuple(bundles))
+    monkeypatch.setitem(sys.modules, "certifi", types.SimpleNamespace(where=lambda: "/certifi.pem") if certifi else None)
+    assert http_client.default_tls() == "context"
+    assert made == [expected]
+
+
+def test_system_cas_that_cannot_be_loaded_are_a_connect_error(monkeypatch):
+    def unreadable() -> None:
+        raise ssl.SSLError("no CA")
+    monkeypatch.setattr(http_client, "default_tls", unreadable)
+
+    async def main() -> None:
+        async with HttpClient() as client:
+            with pytest.raises(ConnectError) as caught:
+                await fetch(client, "https://mcp.example/")
+        assert str(caught.value) == "the system's CA certificates cannot be loaded"
+    run(main())

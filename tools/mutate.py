@@ -50,6 +50,7 @@ SEQUENCE = ["tests/test_sequence.py", "tests/test_sequence_edges.py", "tests/tes
 ORACLES: dict[str, list[str]] = {
     f"{PKG}/relay/session.py": SANS_IO_RELAY,
     f"{PKG}/relay/outbox.py": SANS_IO_RELAY,
+    f"{PKG}/relay/http_client.py": ["tests/test_http_client.py", "tests/test_http_driver.py"],
     f"{PKG}/_mcp_notifications_py.py": PURE_CODEC,
     f"{PKG}/_tools_begin_py.py": TOOLS_BEGIN,
     f"{PKG}/_stream_py.py": STREAM,
@@ -67,6 +68,8 @@ ORACLES: dict[str, list[str]] = {
     f"{PKG}/_sequence_c.pyx": SEQUENCE,
 }
 """Each module the script mutates, and the tests that are its oracle (their quick subset)."""
+WITH_LOOPBACK = frozenset({"tests/test_http_client.py"})
+"""Oracles run whole, though declared slow: servers on loopback in the test's own process, about a second."""
 
 EQUIVALENT: dict[str, str] = {
     "src/diverge_codec/relay/outbox.py: if not self._count or (self._oversized and self.queued_bytes < self._oversized):"
@@ -373,7 +376,8 @@ def run_oracle(scratch: Path, tests: list[str], timeout: float) -> str:
     """killed, survived or timeout."""
     present = [str(path.relative_to(scratch)) + test.partition("::")[1] + test.partition("::")[2]
                for test in tests for path in sorted(scratch.glob(test.partition("::")[0]))]
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-m", "not slow", "-p", "no:cacheprovider", "--no-header",
+    quick = [] if any(test in WITH_LOOPBACK for test in tests) else ["-m", "not slow"]
+    command = [sys.executable, "-m", "pytest", "-x", "-q", *quick, "-p", "no:cacheprovider", "--no-header",
                "-o", "addopts=", *present]
     try:
         done = subprocess.run(command, cwd=scratch, env=_env(scratch), capture_output=True, timeout=timeout)

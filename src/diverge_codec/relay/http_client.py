@@ -30,7 +30,7 @@ import contextlib
 import os
 import sys
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from typing import Any, Union
+from typing import Any, Union, cast
 from urllib.parse import unquote, urlsplit
 
 import h11
@@ -193,9 +193,12 @@ class _Connection:
         self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=HEAD_BYTES)
 
     def reusable(self) -> bool:
-        """Idle on both sides, and the server has neither closed it nor sent anything unasked."""
-        return (self.h11.our_state is h11.IDLE and self.h11.their_state is h11.IDLE and not self.reader.at_eof()
-                and not self.writer.is_closing())
+        """Neither closed by the server while it was idle nor closing."""
+        return not self.reader.at_eof() and not self.writer.is_closing()
+
+    def wire(self, *events: Any) -> bytes:
+        """The bytes of our events (a request's head, its data, its end: h11 gives bytes for each)."""
+        return b"".join(cast(bytes, self.h11.send(event)) for event in events)
 
     def poll(self) -> Any:
         """h11's next event from what was read (``h11.NEED_DATA`` when more must be)."""
@@ -215,12 +218,22 @@ class _Connection:
         except h11.RemoteProtocolError as error:
             raise HttpProtocolError(_protocol_words(error)) from error
 
-    async def next_event(self) -> Any:
+    async def head(self) -> h11.Response:
+        """The response's status and headers, past any 1xx; HttpProtocolError for anything else."""
         while True:
-            event = self.poll()
-            if event is not h11.NEED_DATA:
+            try:
+                event = self.poll()
+                if event is h11.NEED_DATA:
+                    await self.fill()
+                    continue
+            except HttpProtocolError as error:
+                if "closed" in str(error.__cause__).lower():  # h11: "peer unexpectedly closed connection"
+                    raise HttpProtocolError("the server closed the connection without answering") from error.__cause__
+                raise
+            if isinstance(event, h11.Response):
                 return event
-            await self.fill()
+            if not isinstance(event, h11.InformationalResponse):  # 1xx: the answer follows
+                raise HttpProtocolError("the server's response is not HTTP/1.1")
 
     def abort(self) -> None:
         self.writer.transport.abort()
@@ -312,7 +325,7 @@ class HttpClient:
             yield await answer if isinstance(answer, Awaitable) else answer
             return
         parts = urlsplit(url)
-        scheme, host = parts.scheme.lower(), parts.hostname or ""
+        scheme, host = parts.scheme.lower(), parts.hostname
         if scheme not in DEFAULT_PORTS or not host:
             raise HttpError("not an http:// or https:// URL with a host")
         try:
@@ -333,16 +346,14 @@ class HttpClient:
             lines.append(("Content-Length", str(len(content or b""))))
         async with self._slots:
             connection = await self._connection(scheme, host, port, proxy)
-            done = False
             try:
                 await self._send(connection, h11.Request(method=method, target=target, headers=lines), content)
-                head = await self._head(connection)
+                head = await connection.head()
                 response = Response(head.status_code, Headers(head.headers), self._body(connection))
                 self._keep_cookies(host, response.headers)
                 yield response
-                done = connection.h11.their_state is h11.DONE and connection.h11.our_state is h11.DONE
             finally:
-                self._release(connection, done)
+                self._release(connection)
 
     async def _connection(self, scheme: str, host: str, port: int, proxy: str | None) -> _Connection:
         key = (scheme, host, port)
@@ -378,8 +389,7 @@ class HttpClient:
         await _tunnel(reader, writer, host, port, proxy)
         try:
             await writer.start_tls(tls, server_hostname=host)
-        except OSError as error:  # ssl.SSLError is an OSError
-            writer.transport.abort()
+        except OSError as error:  # ssl.SSLError is an OSError; asyncio has closed the tunnel
             raise ConnectError("TLS through the proxy failed") from error
         return reader, writer
 
@@ -393,10 +403,7 @@ class HttpClient:
 
     async def _send(self, connection: _Connection, request: h11.Request, content: bytes | None) -> None:
         try:
-            data = connection.h11.send(request) or b""
-            if content:
-                data += connection.h11.send(h11.Data(data=content)) or b""
-            data += connection.h11.send(h11.EndOfMessage()) or b""
+            data = connection.wire(request, *([h11.Data(data=content)] if content else []), h11.EndOfMessage())
         except h11.LocalProtocolError:
             raise HttpError("the request cannot be sent as HTTP/1.1") from None
         try:
@@ -406,20 +413,6 @@ class HttpClient:
             raise WriteTimeout("the server did not take the request within the write timeout") from None
         except OSError as error:
             raise WriteError("the connection failed while the request was sent") from error
-
-    async def _head(self, connection: _Connection) -> h11.Response:
-        while True:
-            try:
-                event = await connection.next_event()
-            except HttpProtocolError as error:
-                if "closed" in str(error.__cause__).lower():  # h11: "peer unexpectedly closed connection"
-                    raise HttpProtocolError("the server closed the connection without answering") from error.__cause__
-                raise
-            if isinstance(event, h11.Response):
-                return event
-            if isinstance(event, h11.ConnectionClosed):
-                raise HttpProtocolError("the server closed the connection without answering")
-            # an InformationalResponse (1xx): the answer follows
 
     async def _body(self, connection: _Connection) -> AsyncIterator[bytes]:
         """The body as it arrives: each read's data in one piece, however many chunks it held (a server writes an
@@ -442,13 +435,11 @@ class HttpClient:
                 return  # EndOfMessage, or ConnectionClosed (a body read until the server closed)
             await connection.fill()
 
-    def _release(self, connection: _Connection, done: bool) -> None:
-        """Back to the pool if the exchange ended cleanly and both sides may go on; closed otherwise."""
-        if done and connection.h11.our_state is h11.DONE and connection.h11.their_state is h11.DONE:
-            try:
-                connection.h11.start_next_cycle()
-            except h11.LocalProtocolError:
-                pass
+    def _release(self, connection: _Connection) -> None:
+        """Back to the pool where the exchange finished with both sides done (h11 then lets the connection carry
+        the next) and the server has not closed it; closed otherwise (a body left unread, an error)."""
+        if connection.h11.our_state is h11.DONE and connection.h11.their_state is h11.DONE:
+            connection.h11.start_next_cycle()
             if connection.reusable():
                 self._idle.setdefault(connection.key, []).append(connection)
                 return
@@ -473,19 +464,11 @@ async def _tunnel(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, ho
     connection = _Connection(("http", host, port), reader, writer)
     lines = [("Host", authority), *_proxy_authorization(proxy)]
     try:
-        writer.write(connection.h11.send(h11.Request(method="CONNECT", target=authority, headers=lines)) or b"")
-        writer.write(connection.h11.send(h11.EndOfMessage()) or b"")
+        writer.write(connection.wire(h11.Request(method="CONNECT", target=authority, headers=lines), h11.EndOfMessage()))
         await writer.drain()
-        while True:
-            event = await connection.next_event()
-            if isinstance(event, h11.Response):
-                break
-            if isinstance(event, h11.ConnectionClosed):
-                raise ProxyError("the proxy closed the connection")
+        event = await connection.head()
     except (OSError, HttpError) as error:
         writer.transport.abort()
-        if isinstance(error, ProxyError):
-            raise
         raise ProxyError("the proxy's tunnel failed") from error
     if not 200 <= event.status_code < 300:
         writer.transport.abort()
