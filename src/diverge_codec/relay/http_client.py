@@ -205,7 +205,8 @@ class _Connection:
         try:
             return self.h11.next_event()
         except h11.RemoteProtocolError as error:
-            raise HttpProtocolError(_protocol_words(error)) from error
+            words = _protocol_words(error)
+        raise HttpProtocolError(words)  # outside the except: h11's text, which can quote the server, is not chained
 
     async def fill(self) -> None:
         """Read what the server sent next (at most ``READ_BYTES``; nothing at its end) into h11."""
@@ -213,30 +214,32 @@ class _Connection:
             data = await self.reader.read(READ_BYTES)
         except OSError as error:
             raise ReadError("the connection failed while the answer was read") from error
-        try:
-            self.h11.receive_data(data)
-        except h11.RemoteProtocolError as error:
-            raise HttpProtocolError(_protocol_words(error)) from error
+        self.h11.receive_data(data)  # only stores it: h11 reads it, and complains, in next_event
 
     async def head(self) -> h11.Response:
         """The response's status and headers, past any 1xx; HttpProtocolError for anything else."""
         while True:
             try:
                 event = self.poll()
-                if event is h11.NEED_DATA:
-                    await self.fill()
-                    continue
             except HttpProtocolError as error:
-                if "closed" in str(error.__cause__).lower():  # h11: "peer unexpectedly closed connection"
-                    raise HttpProtocolError("the server closed the connection without answering") from error.__cause__
-                raise
-            if isinstance(event, h11.Response):
+                if str(error) != CUT_SHORT:
+                    raise
+                event = None  # the connection ended before a head: said so below, no h11 text chained
+            if event is h11.NEED_DATA:
+                await self.fill()
+            elif isinstance(event, h11.Response):
                 return event
-            if not isinstance(event, h11.InformationalResponse):  # 1xx: the answer follows
-                raise HttpProtocolError("the server's response is not HTTP/1.1")
+            elif event is None:
+                raise HttpProtocolError("the server closed the connection without answering")
+            elif not isinstance(event, h11.InformationalResponse):  # a 1xx: the answer follows
+                raise HttpProtocolError(NOT_HTTP)
 
     def abort(self) -> None:
         self.writer.transport.abort()
+
+
+CUT_SHORT = "the server closed the connection in the middle of a response"
+NOT_HTTP = "the server's response is not HTTP/1.1"
 
 
 def _protocol_words(error: BaseException) -> str:
@@ -245,8 +248,8 @@ def _protocol_words(error: BaseException) -> str:
     if "too long" in text or "too large" in text:
         return "the server's response head is too large"
     if "closed" in text or "incomplete" in text:
-        return "the server closed the connection in the middle of a response"
-    return "the server's response is not HTTP/1.1"
+        return CUT_SHORT
+    return NOT_HTTP
 
 
 class HttpClient:
