@@ -18,8 +18,8 @@ and the system's CAs are loaded here only for an https URL. What it does:
   ``CONNECT`` tunnel for https; its user and password become ``Proxy-Authorization``;
 - TLS with a given ``ssl.SSLContext``, or the system's CAs (``default_tls``).
 
-Errors are ``HttpError``s whose text names no URL, header or value; the OS's or TLS's error is the
-``__cause__``. ``transport``: a function answering ``Request``s instead of the network (tests).
+Errors are each an ``HttpError``, whose text names no URL, header or value; the OS's or TLS's error is the
+``__cause__``. ``transport``: a function answering each ``Request`` instead of the network (tests).
 """
 
 from __future__ import annotations

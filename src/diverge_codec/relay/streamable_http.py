@@ -191,7 +191,7 @@ class HttpRelay(LegacySse, ChannelRelay):
         self.tokens: TokenSource | None = TokenSource(token_command) if token_command else None
         self.verify: Any = verify
         self.http_transport: Any = http_transport
-        """A function answering ``http_client.Request``s instead of the network (a test's scripted server)."""
+        """A function answering each ``http_client.Request`` instead of the network (a test's scripted server)."""
         self.report.server = {"transport": "sse" if transport == "sse" else "streamable-http", "started": False}
         self._calls_as_json = 0
         self._settling = False
