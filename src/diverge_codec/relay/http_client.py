@@ -131,20 +131,29 @@ class Response:
         self.headers: Headers = headers if isinstance(headers, Headers) else Headers(headers)
         self._content = content
 
-    async def aiter_raw(self) -> AsyncIterator[bytes]:
+    def aiter_raw(self) -> AsyncIterator[bytes]:
+        """The body's pieces: the network's reader itself (no generator between it and the caller), or a
+        scripted body's."""
         content = self._content
-        if isinstance(content, (bytes, bytearray)):
-            if content:
-                yield bytes(content)
-        elif isinstance(content, AsyncIterable):
-            async for piece in content:
-                yield piece
-        else:
-            for piece in content:
-                yield piece
+        if isinstance(content, AsyncIterator):
+            return content
+        return _scripted(content)
 
     def __repr__(self) -> str:
         return f"<Response {self.status_code}>"
+
+
+async def _scripted(content: bytes | Iterable[bytes] | AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+    """A body given as bytes, as pieces, or as an async iterable that is not an iterator (a test's server)."""
+    if isinstance(content, (bytes, bytearray)):
+        if content:
+            yield bytes(content)
+    elif isinstance(content, AsyncIterable):
+        async for piece in content:
+            yield piece
+    else:
+        for piece in content:
+            yield piece
 
 
 class Request:

@@ -410,7 +410,8 @@ class HttpRelay(LegacySse, ChannelRelay):
         return parsed if isinstance(parsed, dict) else None
 
     async def _metadata_body(self, url: str) -> bytes | None:
-        async with self._http.HttpClient(verify=self.verify, connect_timeout=METADATA_TIMEOUT,
+        verify = self._client.verify if self._client is not None else self.verify  # the CAs loaded already, if any
+        async with self._http.HttpClient(verify=verify, connect_timeout=METADATA_TIMEOUT,
                                          write_timeout=METADATA_TIMEOUT, transport=self.http_transport) as bare:
             async with bare.stream("GET", url, {"Accept": "application/json"}) as response:
                 if response.status_code != 200:
