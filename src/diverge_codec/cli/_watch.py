@@ -89,6 +89,8 @@ def unreachable_line(report: dict[str, Any]) -> str | None:
     if not server.get("started", True):
         why = escape(str(server.get("error") or "unknown"))
         return f"the command could not start ({why}): check its name, the PATH and its permissions"
+    if report.get("unreachable") and server.get("transport") is not None:  # reached, and the handshake broke off
+        return f"the server did not complete the MCP handshake ({escape(str(server.get('error') or 'no answer'))})"
     if report.get("unreachable"):
         code, signal = server.get("exit_status"), server.get("signal")
         how = f" (it exited with {code})" if code is not None else f" (ended by {escape(str(signal))})" if signal else ""

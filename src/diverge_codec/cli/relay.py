@@ -28,7 +28,7 @@ from .. import _json
 from .._collector import paused_collector
 from ..relay.session import (
     DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_RECONNECT_WINDOW, DEFAULT_REQUEST_TIMEOUT,
-    PROTOCOL_VERSION, SUPPORTED_VERSIONS, RelayReport,
+    DEFAULT_STREAM_TIMEOUT, PROTOCOL_VERSION, SUPPORTED_VERSIONS, RelayReport,
 )
 from ._safe import UsageError, create_private
 from ._watch import EXIT_CALL_FAILED, Watch, refuse_terminal
@@ -90,6 +90,7 @@ def _options(args: argparse.Namespace) -> RelayOptions:
         calls=[parse_call(text) for text in args.call],
         requests=[parse_call(text, "--request") for text in args.request], until_answered=args.until_answered, duration=args.duration,
         grace=args.grace, request_timeout=args.request_timeout, reconnect_window=args.reconnect_window,
+        stream_timeout=args.stream_timeout,
         protocol_version=args.protocol_version, max_line=args.max_line,
         outbox_bytes=args.outbox_bytes, server_stderr=subprocess.DEVNULL if args.quiet_server else None)
 
@@ -301,6 +302,10 @@ def register(commands: Any) -> None:
                        help="--url: how long a server that was reached may stay unreachable, tried again with backoff, "
                             "before the relay ends (exit 1, 'connection lost'); a session the server lost is made "
                             "again within it (default %(default)s)")
+    relay.add_argument("--stream-timeout", type=_positive(float), default=DEFAULT_STREAM_TIMEOUT, metavar="SECONDS",
+                       help="--url: the server's stream of its own messages silent this long (not a byte) is opened "
+                            "again from its last event: a flow a NAT or proxy dropped is noticed (default %(default)s, "
+                            "the MCP Python SDK's read timeout)")
     relay.add_argument("--protocol-version", default=PROTOCOL_VERSION, choices=SUPPORTED_VERSIONS, metavar="REVISION",
                        help="the MCP revision offered: one of %(choices)s (default %(default)s)")
     relay.add_argument("--max-line", type=_positive(int), default=DEFAULT_MAX_LINE, metavar="BYTES",

@@ -23,7 +23,8 @@ from typing import IO, Any, Protocol
 
 from .. import mcp_notifications
 from .session import (
-    DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_RECONNECT_WINDOW, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, PROTOCOL_VERSION, RelayReport, RelaySession,
+    DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_RECONNECT_WINDOW, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, DEFAULT_STREAM_TIMEOUT,
+    PROTOCOL_VERSION, RelayReport, RelaySession,
 )
 
 __all__ = [
@@ -260,6 +261,9 @@ class RelayOptions:
     """Seconds a request may go unanswered before it is cancelled and counted failed; None: forever."""
     reconnect_window: float = DEFAULT_RECONNECT_WINDOW
     """HTTP: seconds a server that was reached may stay unreachable (tried again with backoff) before the relay ends."""
+    stream_timeout: float | None = DEFAULT_STREAM_TIMEOUT
+    """HTTP: seconds the server's GET stream may go without a byte before it is opened again from its last event id
+    (a flow a NAT or proxy dropped without a word); None: never."""
     protocol_version: str = PROTOCOL_VERSION
     max_line: int = DEFAULT_MAX_LINE
     outbox_bytes: int = DEFAULT_OUTBOX_BYTES

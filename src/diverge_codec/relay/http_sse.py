@@ -6,7 +6,8 @@ One GET stream is the session: its first ``endpoint`` event names where to POST 
 origin only: another is refused and reported); every answer and notification arrives on that stream,
 read by the same event parser and the same session as Streamable HTTP's; a POST is answered 202. The
 stream's end is the session's: the relay makes a new one (a new GET, ``initialize`` again) with the
-same backoff and window as a lost Streamable HTTP session.
+same backoff and window as a lost Streamable HTTP session; a gateway's 502-504 (or 429 with ``Retry-After``)
+on that GET means the server cannot be reached yet: tried again within the window, then named.
 
 A mixin of ``streamable_http.HttpRelay``, which holds the client, the bodies' bounds and the report.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urljoin
 
+from .http_reach import retry_after, unreachable_status
 from .session import Phase
 
 ENDPOINT_BYTES = 2048
@@ -38,7 +40,12 @@ class LegacySse:
             async with self._open("GET", "the SSE stream", {"Accept": "text/event-stream"}) as response:
                 status = response.status_code
                 if status >= 300:
-                    await self._read_reason(response)
+                    reason = await self._read_reason(response)
+                    self._refuse_certificate(status, reason, "the SSE stream")
+                    if unreachable_status(status, response.headers) and not first:  # a gateway, its server away
+                        self._error_seen = f"HTTP {status} on the SSE stream"
+                        self._wait_at_least = retry_after(response.headers) or 0.0
+                        return  # the new session's loop tries again, within the window
                     await self._refused_status(response, status, "the SSE stream")
                 kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
                 if kind != "text/event-stream":

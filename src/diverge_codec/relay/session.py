@@ -61,6 +61,10 @@ DEFAULT_REQUEST_TIMEOUT = 60.0
 DEFAULT_RECONNECT_WINDOW = 30.0
 """Seconds a remote server that was reached may stay unreachable before the relay gives up on it."""
 
+DEFAULT_STREAM_TIMEOUT = 300.0
+"""Seconds a remote server's GET stream may go without a byte (an event, a comment) before it is opened again
+from its last event id: the MCP Python SDK's read timeout for its streams (``MCP_DEFAULT_SSE_READ_TIMEOUT``)."""
+
 DEFAULT_GRACE = 3.0
 """Seconds a driver waits after closing the server's stdin, again after SIGTERM, and for its output to end."""
 
@@ -203,6 +207,10 @@ class RelaySession:
         self._initialize_id = INITIALIZE_ID
         self._next_id = INITIALIZE_ID + 1
         self._restarted = False
+        self._made_calls: list[str] = []  # the calls this session made (never made again in a new one)
+        self.not_repeated: list[str] = []
+        """After ``restart``: the calls the lost session made, which the new one does not make again (the server
+        may have forgotten what they set up), as labels (``tools/call NAME``)."""
 
     def start(self) -> bytes:
         """The ``initialize`` request, the first thing to write to the server."""
@@ -262,10 +270,15 @@ class RelaySession:
         for request_id in [request_id for request_id in self.pending if request_id != self._initialize_id]:
             self.fail(request_id, "lost with its session: the server restarted or forgot it")
         self.pending.clear()
+        self.not_repeated, self._made_calls = self._made_calls, []
         self._initialize_id, self._next_id = self._next_id, self._next_id + 1
         self.pending[self._initialize_id] = ("initialize", float("inf"))
         self._restarted = True
         return self.start()
+
+    def label(self, request_id: object) -> str:
+        """A pending request's label (``tools/call NAME``, or its method), "" for any other id."""
+        return self._labels.get(request_id, "") if isinstance(request_id, int) else ""
 
     @property
     def initialize_id(self) -> int:
@@ -411,6 +424,7 @@ class RelaySession:
         for request_id, (method, params) in enumerate(made, start=self._next_id):
             if method == "tools/call":
                 self._labels[request_id] = f"tools/call {params['name']}"
+                self._made_calls.append(self._labels[request_id])
                 params = {**params, "_meta": {"progressToken": f"call-{request_id}"}}
             else:
                 self._labels[request_id] = method

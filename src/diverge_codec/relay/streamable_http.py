@@ -47,7 +47,6 @@ import os
 import socket
 import sys
 import time
-import zlib
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -55,6 +54,8 @@ from urllib.parse import urljoin, urlsplit
 from .._json import loads
 from .eventstream import EventParser, RecentIds
 from .channel import ChannelRelay, ChannelWriter, RelayOptions, _first
+from .http_body import CODINGS, BodyError, Inflater
+from .http_reach import Reach, log, path_of, retry_after, unreachable_status
 from .http_sse import LegacySse
 from .remote_auth import CredentialError, TokenSource, describe_challenge
 from .session import Phase, RelayReport
@@ -86,8 +87,6 @@ QUICK_END = 1.0
 """A stream that ends within this many seconds and relayed nothing doubles the wait before the next."""
 CONNECT_TIMEOUT = 10.0
 DELETE_TIMEOUT = 2.0
-PIECE = 64 * 1024
-"""The most a compressed body is inflated in one step."""
 REASON_BYTES = 4096
 """What is read of a body the relay does not parse (an error's reason, another content type)."""
 MAX_REDIRECTS = 5
@@ -167,7 +166,23 @@ def _why(error: BaseException) -> str:
     return str(error) if isinstance(error, HttpError) and str(error) else type(error).__name__
 
 
-class HttpRelay(LegacySse, ChannelRelay):
+CERTIFICATE_REFUSALS = (
+    (b"no required ssl certificate", "the server asks for a client certificate and none was sent (--cert, --key)"),
+    (b"ssl certificate error", "the server refused the client certificate (--cert: one its CA signed, still valid?)"),
+)
+"""nginx's 400 pages when it asks for a client certificate (``ssl_verify_client``), in lower case: a TLS problem."""
+
+
+def _refuse_certificate(status: int, reason: bytes, what: str) -> None:
+    """A 400 whose page says the client certificate was missing or refused (nginx's): ``_Refused`` in those words."""
+    if status == 400:
+        page = reason.lower()
+        for sign, words in CERTIFICATE_REFUSALS:
+            if sign in page:
+                raise _Refused(f"HTTP 400 on {what}: {words}")
+
+
+class HttpRelay(LegacySse, Reach, ChannelRelay):
     """One remote server relayed onto one channel over HTTP. ``await run()`` once.
 
     ``transport``: ``auto`` (the default), ``streamable-http`` or ``sse`` (the older HTTP+SSE, ``http_sse``).
@@ -177,6 +192,7 @@ class HttpRelay(LegacySse, ChannelRelay):
 
     _Refused = _Refused
     _why = staticmethod(_why)
+    _refuse_certificate = staticmethod(_refuse_certificate)
     _origin_of = staticmethod(lambda url: _origin(url))
 
     def __init__(self, url: str, writer: ChannelWriter, options: RelayOptions = RelayOptions(),
@@ -212,7 +228,10 @@ class HttpRelay(LegacySse, ChannelRelay):
         self._session_made = 0.0  # when the current session's initialize was answered
         self._quick_losses = 0
         self._awaiting_ready = True  # until initialize is answered (again, after a loss)
-        self._down_since: float | None = None  # the first failure to reach the server, while it lasts
+        self._gave_session_id = False  # a session id came with some initialize answer (its value is never kept here)
+        self._listener: int | None = None  # the generation whose GET stream is being read (or awaited)
+        self._posts_failed = 0
+        self._silences = 0
         self._get_stream = "not opened"
         self._ended_by: str | None = None
         self._error: str | None = None
@@ -223,7 +242,6 @@ class HttpRelay(LegacySse, ChannelRelay):
         self._waiting_posts = 0
         self._seen_ids = RecentIds()
         self._parsers: list[EventParser] = []
-        self._error_seen: str | None = None  # why the server could not be reached, the last time it could not
 
     async def run(self) -> RelayReport:
         """Relay until shut down, or the server ends the session or goes away: the report."""
@@ -262,12 +280,13 @@ class HttpRelay(LegacySse, ChannelRelay):
         if self.tokens is not None:
             server["token_command_runs"] = self.tokens.runs
         server.update({
-            "session_id": self._session_id is not None or (self._sessions > 0 and server["transport"] != "sse"),
+            "session_id": self._gave_session_id,
             "calls_as_json": self._calls_as_json,
             "statuses": {str(code): count for code, count in sorted(self._statuses.items())},
             "get_stream": self._get_stream, "sessions": self._sessions,
             "without_session_s": round(self._without_session, 3), "calls_lost": self._calls_lost,
             "reconnects": self._reconnects, "unrecovered": self._unrecovered, "replayed": self._replayed,
+            "posts_failed": self._posts_failed, "stream_silences": self._silences,
             "bodies_unread": self._unread_bodies,
             "ended_by": self._ended_by or "closed", "shutdown": self._reason, "exit_status": None, "signal": None})
         if self._error is not None:
@@ -318,6 +337,8 @@ class HttpRelay(LegacySse, ChannelRelay):
     def _fail(self, error: str, why: str) -> None:
         if self._error is None:
             self._error = error
+            if not self._stop.is_set():
+                log.info("the relay gives up: %s (%s)", error, why)
         self._end(why)
 
     def _end(self, why: str) -> None:
@@ -344,11 +365,15 @@ class HttpRelay(LegacySse, ChannelRelay):
         return headers
 
     @contextlib.asynccontextmanager
-    async def _open(self, method: str, what: str, headers: dict[str, str],
-                    content: bytes | None = None, *, url: str | None = None) -> AsyncIterator[Any]:
+    async def _open(self, method: str, what: str, headers: dict[str, str], content: bytes | None = None, *,
+                    url: str | None = None, retry_safe: bool = False) -> AsyncIterator[Any]:
         """One request's response (to ``url``, by default the server's), redirects followed within the origin
         (307/308 keep the method, body and headers); a redirect elsewhere, or one that changes the method, is
-        refused (``_Refused``). With a token source, a 401 makes it fetch a new token once and try again."""
+        refused (``_Refused``). A redirect answering a POST moves the server's URL for later requests; one
+        answering the GET stream moves that GET alone. With a token source, a 401 makes it fetch a new token
+        once and try again. ``retry_safe``: the client may send it again on a fresh connection when a reused one
+        failed before any byte of the answer (GET, DELETE, a POSTed answer or notification). Each exchange is
+        a DEBUG line: method, path, status, time."""
         moves_url, url = url is None, url or self.url
         retried = False
         for _ in range(MAX_REDIRECTS + 2):
@@ -357,7 +382,7 @@ class HttpRelay(LegacySse, ChannelRelay):
                     await self._token(0)
                 sent_version = self.tokens.version
                 headers = {**headers, "Authorization": self.tokens.header or ""}
-            async with self._client.stream(method, url, headers=headers, content=content) as response:
+            async with self._exchange(method, url, headers, content, retry_safe) as response:
                 self._statuses[response.status_code] += 1
                 if response.status_code == 401 and self.tokens is not None and not retried:  # expired: a new one, once
                     retried = True
@@ -373,9 +398,26 @@ class HttpRelay(LegacySse, ChannelRelay):
                 if _origin(target) != self._origin:
                     raise _Refused(f"HTTP {response.status_code} on {what}: redirect to another origin")
                 url = target
-                if moves_url:
+                if moves_url and method == "POST":
                     self.url = target
         raise _Refused(f"HTTP 3xx on {what}: more than {MAX_REDIRECTS} redirects")
+
+    @contextlib.asynccontextmanager
+    async def _exchange(self, method: str, url: str, headers: dict[str, str], content: bytes | None,
+                        retry_safe: bool) -> AsyncIterator[Any]:
+        """One request and its response, said at DEBUG (never a header value, a body or a query); any answer
+        but a gateway's 502-504 (or 429 with ``Retry-After``) says the server is reached."""
+        started = time.monotonic()
+        try:
+            async with self._client.stream(method, url, headers=headers, content=content) as response:  # retry_safe: the client's flag, once it has one
+                status = int(response.status_code)
+                log.debug("%s %s: HTTP %d (%.0f ms)", method, path_of(url), status, (time.monotonic() - started) * 1000)
+                if not unreachable_status(status, response.headers):
+                    self._answered_status(status)
+                yield response
+        except self._http.HttpError as error:
+            log.debug("%s %s: %s (%.0f ms)", method, path_of(url), _why(error), (time.monotonic() - started) * 1000)
+            raise
 
     async def _token(self, seen_version: int) -> None:
         """A token from ``--token-command`` (a new one unless another request got one since ``seen_version``)."""
@@ -439,6 +481,9 @@ class HttpRelay(LegacySse, ChannelRelay):
                 await self._post(message, generation)
 
     async def _post(self, message: bytes, generation: int) -> None:
+        """POST one message. The relay's requests (``request_id``) await their answers; an answer to the server's
+        own request (``ping``) or a notification awaits nothing, so its 202 touches none of the relay's pending
+        requests (the two sides' ids are two spaces, both counting from 0 or 1), and it may be sent again."""
         request_id, what = _id_and_method(message)
         self._waiting_posts += 1
         self.session.server_reading = self._waiting_posts <= MAX_POSTS
@@ -449,8 +494,14 @@ class HttpRelay(LegacySse, ChannelRelay):
                 headers = {**self._request_headers(), "Content-Type": "application/json"}
                 legacy = self.report.server["transport"] == "sse"
                 try:
-                    async with self._open("POST", what, headers, message, url=self._endpoint if legacy else None) as response:
+                    async with self._open("POST", what, headers, message, url=self._endpoint if legacy else None,
+                                          retry_safe=request_id is None) as response:
                         status = response.status_code
+                        if unreachable_status(status, response.headers):
+                            await self._read_reason(response, count=False)
+                            self._request_failed(request_id, what, f"HTTP {status} on {what}", generation,
+                                                 unreachable=True, wait=retry_after(response.headers))
+                            return
                         if status >= 400:
                             if await self._session_forgotten(response):
                                 self._session_lost(generation)
@@ -463,12 +514,22 @@ class HttpRelay(LegacySse, ChannelRelay):
                             await self._read_answer(response, request_id, generation, what)
                 except self._http.HttpError as error:
                     if not self._stop.is_set():
-                        self._error_seen = _why(error)
-                        self._session_lost(generation, _why(error))
+                        self._request_failed(request_id, what, _why(error), generation,
+                                             unreachable=isinstance(error, self._http.ConnectError))
         finally:
             self._waiting_posts -= 1
             self.session.server_reading = self._waiting_posts <= MAX_POSTS
 
+    def _request_failed(self, request_id: object, what: str, why: str, generation: int, *, unreachable: bool,
+                        wait: float | None = None) -> None:
+        """One POST failed: that request alone (counted, said), never the session. Where the server could not be
+        reached, its outage begins: the GET stream (opened again if it was not) watches for its end."""
+        self._posts_failed += 1
+        log.info("%s failed (%s): that one alone; the session goes on", what, why)
+        self._give_up(request_id, f"{what} failed: {why}")
+        if unreachable and generation == self._generation and self._unreachable_now(why, wait):
+            if self.report.server["transport"] != "sse" and self.session.phase is Phase.READY:
+                self._spawn(self._listen(generation))  # a no-op where the stream is already read
     async def _begin(self, message: bytes) -> None:
         """The first session: Streamable HTTP, or (``auto``) the older HTTP+SSE where the POST says so."""
         await self._initialize(message)
@@ -484,13 +545,15 @@ class HttpRelay(LegacySse, ChannelRelay):
                                       message) as response:
                     status = response.status_code
                     if status >= 400:
-                        await self._read_reason(response)
+                        reason = await self._read_reason(response)
+                        _refuse_certificate(status, reason, "initialize")
                         if first and self.transport == "auto" and status in LEGACY_SIGNS:
                             self._legacy_sign = status
                             break
-                        if first or status < 500:
+                        if first or not (status >= 500 or unreachable_status(status, response.headers)):
                             await self._refused_status(response, status, "initialize")
                         self._error_seen = f"HTTP {status} on initialize"
+                        self._wait_at_least = retry_after(response.headers) or 0.0
                         if not await self._backoff(delay):
                             return
                         delay = min(delay * 2, BACKOFF_CAP)
@@ -500,6 +563,7 @@ class HttpRelay(LegacySse, ChannelRelay):
                         raise _Refused("the server's Mcp-Session-Id is not visible ASCII: unusable")
                     self.report.server["started"] = True
                     self._session_id = session_id
+                    self._gave_session_id |= session_id is not None
                     await self._read_answer(response, self.session.initialize_id, generation, "initialize")
             except self._http.HttpError as error:
                 if first:
@@ -527,18 +591,25 @@ class HttpRelay(LegacySse, ChannelRelay):
         self._session_made = time.monotonic()
         self._restarting = False
         if self._lost_at is not None:
-            self._without_session += self._session_made - self._lost_at
+            without = self._session_made - self._lost_at
+            self._without_session += without
             self._lost_at = None
+            forgotten = self.session.not_repeated
+            log.info("a new session (the server lost the old one), %.1f s after the loss; %s", without,
+                     f"not made again, so the server may have forgotten them: {', '.join(forgotten)}"
+                     if forgotten else "its setup requests are sent again")
         if self.report.server["transport"] != "sse":  # there the one stream is the session's already
             self._spawn(self._listen(self._generation))
 
     async def _backoff(self, delay: float) -> bool:
-        """Wait ``delay`` before trying the server again, unless the window since the loss is spent: then end."""
+        """Wait ``delay`` before trying the server again (the last try at the window's end), unless the window since
+        the loss is spent: then end."""
         lost_at = self._lost_at if self._lost_at is not None else time.monotonic()
-        if time.monotonic() + delay - lost_at > self.options.reconnect_window:
+        left = lost_at + self.options.reconnect_window - time.monotonic()
+        if left <= 0:
             self._fail(self._error_seen or "the server cannot be reached", "connection lost")
             return False
-        await _first(asyncio.sleep(delay), self._stop.wait())
+        await _first(asyncio.sleep(min(self._backoff_delay(delay), left)), self._stop.wait())
         return not self._stop.is_set()
 
     def _session_lost(self, generation: int, why: str | None = None) -> None:
@@ -555,7 +626,8 @@ class HttpRelay(LegacySse, ChannelRelay):
             self._fail("the server forgot each new session at once", "session gone")
             return
         self._restarting = self._awaiting_ready = True
-        self._lost_at = self._down_since or now
+        self._lost_at = self._down_since or self._outage_began or now
+        log.info("the server lost the session (%s): making a new one", why or "it says it does not know it")
         self._generation += 1
         self._session_id = None
         self._seen_ids.clear()
@@ -599,24 +671,18 @@ class HttpRelay(LegacySse, ChannelRelay):
                 yield raw
                 await asyncio.sleep(0)
             return
-        if coding not in ("gzip", "x-gzip", "deflate"):
+        if coding not in CODINGS:
             raise _Refused(f"a body in an encoding the relay did not ask for ({coding[:20].isalnum() and coding[:20] or 'unknown'})")
-        inflater = zlib.decompressobj(wbits=47)  # gzip or zlib, told by the header
+        inflater = Inflater(coding)
         async for raw in response.aiter_raw():
-            data = raw
-            while True:
-                try:
-                    piece = inflater.decompress(data, PIECE)
-                except zlib.error:
-                    raise _Refused("a compressed body that does not inflate") from None
-                data = inflater.unconsumed_tail
-                if piece:
+            try:
+                for piece in inflater.feed(raw):
                     yield piece
                     await asyncio.sleep(0)
-                if self._stop.is_set():
-                    return
-                if not data and len(piece) < PIECE:
-                    break
+                    if self._stop.is_set():
+                        return
+            except BodyError as error:
+                raise _Refused(str(error)) from None
 
     async def _read_reason(self, response: Any, *, count: bool = True) -> bytes:
         """At most ``REASON_BYTES`` of a body the relay does not parse; the rest is never read."""
@@ -638,8 +704,14 @@ class HttpRelay(LegacySse, ChannelRelay):
             await self._read_events(response, parser)
             if isinstance(request_id, int) and request_id in self.session.pending and not self._stop.is_set():
                 await self._resume(parser, request_id, generation)
+                if request_id == self.session.initialize_id and generation == self._generation:
+                    self._error = self._error or "the server's answer to initialize broke off before it came"
+                    self._give_up(request_id, "its answer broke off")  # the handshake fails now, not at the timeout
         elif kind == "application/json":
-            self._calls_as_json += what == "tools/call"  # its progress cannot arrive: say so
+            if what == "tools/call":  # its progress cannot arrive: say so
+                self._calls_as_json += 1
+                log.info("%s was answered as plain JSON, not an event stream: its progress and logs cannot come",
+                         self.session.label(request_id) or what)
             body = await self._read_body(response)
             if body is not None:
                 self._received(self.session.receive_messages([body]))
@@ -666,16 +738,26 @@ class HttpRelay(LegacySse, ChannelRelay):
         self._parsers.append(parser)
         return parser
 
-    async def _read_events(self, response: Any, parser: EventParser) -> bool:
-        """Relay a stream's events until it ends: True if it ended cleanly, False if it broke off."""
+    async def _read_events(self, response: Any, parser: EventParser, silence: float | None = None) -> bool:
+        """Relay a stream's events until it ends: True if it ended cleanly, False if it broke off or (``silence``)
+        no byte came for that many seconds (a flow a NAT or a proxy dropped without a word)."""
+        loop = asyncio.get_running_loop()
         try:
-            async for piece in self._pieces(response):
-                self._events(parser, parser.feed(piece))
-                if self._stop.is_set():
-                    return True
+            async with asyncio.timeout(silence) as limit:
+                async for piece in self._pieces(response):
+                    if silence is not None:
+                        limit.reschedule(loop.time() + silence)
+                    self._events(parser, parser.feed(piece))
+                    if self._stop.is_set():
+                        return True
             self._events(parser, parser.close())
             return True
         except self._http.HttpError:
+            return False
+        except TimeoutError:
+            self._silences += 1
+            log.info("the server's stream was silent for %g s (--stream-timeout): opened again from its last event",
+                     silence)
             return False
         finally:
             self._count_parser(parser)
@@ -709,7 +791,7 @@ class HttpRelay(LegacySse, ChannelRelay):
             if self._stop.is_set() or generation != self._generation:
                 return
             self._reconnects += 1
-            status, _ = await self._get_events(parser, generation)
+            status, _, _ = await self._get_events(parser, generation)
             if request_id not in self.session.pending or self._stop.is_set() or generation != self._generation:
                 return
             if status is not None and status >= 300:
@@ -718,63 +800,75 @@ class HttpRelay(LegacySse, ChannelRelay):
         self._unrecovered += 1
 
     async def _listen(self, generation: int) -> None:
-        """The stream of what the server sends on its own, kept open (and resumed) while the session lasts.
+        """The stream of what the server sends on its own, kept open (and resumed) while the session lasts; one
+        reader a session (a second call while it reads is a no-op).
 
-        A stream that ends is opened again after ``retry`` (at least ``RETRY_FLOOR``), the wait doubling while
-        streams end at once; a server that cannot be reached is tried again with backoff until
-        ``reconnect_window`` has passed since the first failure: then the relay ends."""
+        A stream that ends, breaks off or is silent for ``stream_timeout`` is opened again from its last event id
+        after ``retry`` (at least ``RETRY_FLOOR``), the wait doubling while streams end at once. A server that
+        cannot be reached (no connection, 502-504, 429 with ``Retry-After``) is tried again with backoff until
+        ``reconnect_window`` has passed since the first failure: then the relay ends, naming the status. A 404
+        (or 400) for the session makes a new one; a 405 says there is no such stream (and the server is reached)."""
+        if self._listener == generation:
+            return
+        self._listener = generation
+        try:
+            await self._read_own_stream(generation)
+        finally:
+            if self._listener == generation:
+                self._listener = None
+
+    async def _read_own_stream(self, generation: int) -> None:
         parser = self._parser()
-        first, delay, failing_since = True, 0.0, None
+        first, delay = True, 0.0
         while not self._stop.is_set() and generation == self._generation:
             if not first:
-                await _first(asyncio.sleep(self._stream_delay(parser, delay)), self._stop.wait())
+                await _first(asyncio.sleep(self._backoff_delay(self._stream_delay(parser, delay))), self._stop.wait())
                 if self._stop.is_set() or generation != self._generation:
                     return
                 self._reconnects += 1
+            first = False
             opened = time.monotonic()
             relayed_before = self.report.seen
-            status, error = await self._get_events(parser, generation)
+            status, error, wait = await self._get_events(parser, generation, self.options.stream_timeout)
             if generation != self._generation:
                 return
             if status is None:
-                failing_since = failing_since or opened
-                self._down_since = self._down_since or opened
-                if time.monotonic() - failing_since + delay > self.options.reconnect_window:
+                if not self._unreachable_now(error or "the server cannot be reached", wait):
                     self._unrecovered += 1
-                    self._fail(error or "the server cannot be reached", "connection lost")
                     return
                 delay = min(max(delay * 2, RETRY_FLOOR * 5), BACKOFF_CAP)
-                first = False
                 continue
-            failing_since = None
             if status >= 300:
                 self._get_stream = "none (405)" if status == 405 else f"refused (HTTP {status})"
                 return
-            self._down_since = None  # reached again, the session alive
             quick = time.monotonic() - opened < QUICK_END and self.report.seen == relayed_before
             delay = min(max(delay * 2, RETRY_FLOOR * 5), BACKOFF_CAP) if quick else 0.0
-            first = False
 
-    async def _get_events(self, parser: EventParser, generation: int) -> tuple[int | None, str | None]:
-        """One GET of the event stream (from ``parser``'s last event id): its status (None if it failed) and why."""
+    async def _get_events(self, parser: EventParser, generation: int,
+                          silence: float | None = None) -> tuple[int | None, str | None, float | None]:
+        """One GET of the event stream (from ``parser``'s last event id): its status, None where the server could
+        not be reached (then why, and its ``Retry-After``)."""
         headers = self._request_headers("text/event-stream")
         event_id = parser.last_event_id
         if event_id and all(0x20 <= byte <= 0x7E for byte in event_id):  # empty: nothing to resume from; other
             headers["Last-Event-ID"] = event_id.decode("ascii")            # bytes HTTP cannot carry: not resumed
         try:
-            async with self._open("GET", "the event stream", headers) as response:
+            async with self._open("GET", "the event stream", headers, retry_safe=True) as response:
                 status = int(response.status_code)
+                if unreachable_status(status, response.headers):
+                    await self._read_reason(response, count=False)
+                    return None, f"HTTP {status} on the event stream", retry_after(response.headers)
                 if status >= 300:
                     if await self._session_forgotten(response):
                         self._session_lost(generation)
-                    return status, None
+                    return status, None, None
                 self._get_stream = "open"
-                clean = await self._read_events(response, parser)
+                clean = await self._read_events(response, parser, silence)
                 if not self._stop.is_set():  # a stream open when the relay ends is reported open
                     self._get_stream = "reopening" if clean else "broken"
-                return status, None
+                return status, None, None
         except self._http.HttpError as error:
-            return None, _why(error)
+            return None, _why(error), None
 
     # --- the end --------------------------------------------------------------------------
 
@@ -791,7 +885,7 @@ class HttpRelay(LegacySse, ChannelRelay):
             pass
 
     async def _delete(self) -> int:
-        async with self._client.stream("DELETE", self.url, self._request_headers()) as response:
+        async with self._exchange("DELETE", self.url, self._request_headers(), None, True) as response:
             return int(response.status_code)
 
 
@@ -806,8 +900,8 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 
 
 def _id_and_method(message: bytes) -> tuple[object, str]:
-    """The id of one of the session's own messages (None for a notification) and its method, for an error's
-    words ("a response" for an answer to the server), from one parse."""
+    """The id of one of the session's own requests (None for a notification or an answer to the server: those
+    await nothing) and its method, for an error's words ("a response" for an answer), from one parse."""
     try:
         parsed = loads(message)
     except ValueError:
@@ -815,4 +909,6 @@ def _id_and_method(message: bytes) -> tuple[object, str]:
     if not isinstance(parsed, dict):
         return None, "a message"
     method = parsed.get("method")
-    return parsed.get("id"), method if isinstance(method, str) and method.isascii() and len(method) < 64 else "a response"
+    if not isinstance(method, str):  # an answer to the server's request: its id is the server's, not ours
+        return None, "a response"
+    return parsed.get("id"), method if method.isascii() and len(method) < 64 else "a request"
