@@ -15,7 +15,7 @@ reader's bounds, not memory); a body that does not inflate is ``BodyError``, nam
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 __all__ = ["CODINGS", "PIECE", "BodyError", "Inflater"]
@@ -53,7 +53,7 @@ class Inflater:
                 self._inflater = self._start(data)
             data = yield from self._inflate(data)
 
-    def _inflate(self, data: bytes) -> Iterator[bytes]:
+    def _inflate(self, data: bytes) -> Generator[bytes, None, bytes]:
         """Inflate ``data`` into the current member; what follows its end (the next member's bytes) is returned."""
         inflater = self._inflater
         while True:

@@ -28,6 +28,7 @@ class LegacySse:
     """The HTTP+SSE transport's session and posts, on top of the host driver's machinery."""
 
     _endpoint: str | None = None
+    _error_seen: str | None = None
 
     async def _sse_session(self: Any, initialize: bytes) -> None:
         """GET the stream; POST ``initialize`` to the endpoint it names; relay the stream until it ends."""
