@@ -21,10 +21,12 @@ import pytest
 
 h11 = pytest.importorskip("h11", reason="the relay's HTTP client needs the [http] extra (h11)")
 from diverge_codec._version import __version__  # noqa: E402
-from diverge_codec.relay import http_client  # noqa: E402
+from diverge_codec.relay import http_client, http_tls  # noqa: E402
+from scripted_http import ScriptedStream  # noqa: E402
 from diverge_codec.relay.http_client import (  # noqa: E402
     ConnectError, ConnectTimeout, HttpClient, HttpError, HttpProtocolError, ProxyError, WriteTimeout, proxy_for,
 )
+from diverge_codec.relay.http_proxy import proxy_authorization  # noqa: E402
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -139,7 +141,7 @@ def test_a_body_read_to_its_end_keeps_the_connection_one_left_unread_closes_it()
             assert server.dropped == 1 and len(client._open) == 1  # the one left unread, closed at once and forgotten
             idle = list(client._open)
             await client.aclose()
-            assert idle[0].writer.is_closing() and not client._open
+            assert idle[0].stream.transport.is_closing() and not client._open
             await asyncio.sleep(0.05)
             assert server.dropped == 2  # the idle one, closed with the client
     run(main())
@@ -155,7 +157,7 @@ def test_a_connection_the_server_closed_while_idle_is_not_reused():
             await fetch(client, server.url)
             await asyncio.sleep(0.1)
             assert (await fetch(client, server.url))[2] == b"ok"
-            assert server.connections == 2 and len(client._open) == 1  # the closed one forgotten
+            assert server.connections == 2 and len(client._open) <= 1  # the closed one forgotten
     run(main())
 
 
@@ -264,26 +266,33 @@ def test_a_connection_reset_mid_body_is_a_read_error():
     run(main())
 
 
-def test_proxies_come_from_the_environment_less_no_proxy():
-    environ = {"HTTPS_PROXY": "http://proxy:3128", "http_proxy": "proxy:8080", "NO_PROXY": "localhost,.internal"}
-    assert proxy_for("https://example.com/mcp", environ) == "http://proxy:3128"
-    assert proxy_for("http://example.com/mcp", environ) == "http://proxy:8080"
-    assert proxy_for("http://localhost:8000/mcp", environ) is None
-    assert proxy_for("https://mcp.internal/mcp", environ) is None
-    assert proxy_for("http://example.com/", {"ALL_PROXY": "http://p:1", "no_proxy": "*"}) is None
-    assert proxy_for("http://example.com/", {}) is None
-    assert proxy_for("http:///path", {"ALL_PROXY": "http://p:1", "NO_PROXY": "x"}) == "http://p:1"
-    assert http_client._proxy_authorization("http://user@p:1") == [("Proxy-Authorization", "Basic dXNlcjo=")]  # "user:"
+@pytest.mark.parametrize(("environ", "url", "proxy"), [
+    ({"HTTPS_PROXY": "http://proxy:3128", "NO_PROXY": "localhost,.internal"}, "https://example.com/mcp", "http://proxy:3128"),
+    ({"http_proxy": "proxy:8080"}, "http://example.com/mcp", "http://proxy:8080"),
+    ({"http_proxy": "proxy:8080", "NO_PROXY": "localhost,.internal"}, "http://localhost:8000/mcp", None),
+    ({"HTTPS_PROXY": "http://proxy:3128", "NO_PROXY": "localhost,.internal"}, "https://mcp.internal/mcp", None),
+    ({"ALL_PROXY": "http://p:1", "no_proxy": "*"}, "http://example.com/", None),
+    ({}, "http://example.com/", None),
+    ({"ALL_PROXY": "http://p:1", "NO_PROXY": "x"}, "http:///path", None),
+])
+def test_proxies_come_from_the_environment_less_no_proxy(monkeypatch, environ, url, proxy):
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "REQUEST_METHOD"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    assert proxy_for(url) == proxy
+    assert proxy_authorization("http://user@p:1") == [("Proxy-Authorization", "Basic dXNlcjo=")]  # "user:"
 
 
-def test_an_http_url_goes_through_the_proxy_in_absolute_form_with_its_credentials():
+def test_an_http_url_goes_through_the_proxy_in_absolute_form_with_its_credentials(monkeypatch):
     seen: list[bytes] = []
 
     async def main() -> None:
         ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
         async with Scripted(answering(ok, seen=seen)) as proxy:
-            address = proxy.url.replace("http://", "http://us%40er:p%3Ass@")
-            async with HttpClient(environ={"HTTP_PROXY": address}) as client:
+            monkeypatch.setenv("http_proxy", proxy.url.replace("http://", "http://us%40er:p%3Ass@"))
+            async with HttpClient() as client:
                 assert (await fetch(client, "http://mcp.example:8000/mcp"))[2] == b"ok"
         credentials = base64.b64encode(b"us@er:p:ss").decode()
         assert seen == [f"GET http://mcp.example:8000/mcp HTTP/1.1\r\nHost: mcp.example:8000\r\n"
@@ -291,20 +300,22 @@ def test_an_http_url_goes_through_the_proxy_in_absolute_form_with_its_credential
     run(main())
 
 
-def test_a_tunnel_the_proxy_refuses_is_a_proxy_error_and_an_https_proxy_is_refused():
+def test_a_tunnel_the_proxy_refuses_is_a_proxy_error_and_an_https_proxy_is_refused(monkeypatch):
     seen: list[bytes] = []
 
     async def main() -> None:
         refusal = b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n"
         async with Scripted(answering(refusal, refusal, seen=seen)) as proxy:  # it would take a second request
-            async with HttpClient(environ={"HTTPS_PROXY": proxy.url}) as client:
+            monkeypatch.setenv("https_proxy", proxy.url)
+            async with HttpClient() as client:
                 with pytest.raises(ProxyError) as caught:
                     await fetch(client, "https://mcp.example/mcp")
-        assert str(caught.value) == "the proxy refused the tunnel (HTTP 407)"
+        assert str(caught.value) == "the proxy refused the tunnel (HTTP 407): its credentials (in *_PROXY) are missing or wrong"
         await asyncio.sleep(0.05)
         assert proxy.dropped == 1  # the refused connection closed, not left open
         assert seen == [b"CONNECT mcp.example:443 HTTP/1.1\r\nHost: mcp.example:443\r\n\r\n"]
-        async with HttpClient(environ={"HTTPS_PROXY": "socks5://127.0.0.1:1080"}) as client:
+        monkeypatch.setenv("https_proxy", "socks5://127.0.0.1:1080")
+        async with HttpClient() as client:
             with pytest.raises(ProxyError) as caught:
                 await fetch(client, "https://mcp.example/mcp")
         assert str(caught.value) == "the proxy must be an http:// URL (the environment's *_PROXY)"
@@ -343,7 +354,7 @@ def tunneling(port: int, tunnels: list[bytes], ended: asyncio.Event | None = Non
     return proxy
 
 
-def test_https_through_a_proxy_tunnel_whose_credentials_stay_with_the_proxy(tmp_path):
+def test_https_through_a_proxy_tunnel_whose_credentials_stay_with_the_proxy(tmp_path, monkeypatch):
     server_tls, client_tls, _ = _tls_pair(tmp_path)
     tunnels: list[bytes] = []
     arrived: list[bytes] = []
@@ -358,7 +369,8 @@ def test_https_through_a_proxy_tunnel_whose_credentials_stay_with_the_proxy(tmp_
 
         async with Scripted(tunneling(port, tunnels)) as forward:
             proxy_url = forward.url.replace("http://", "http://u:pw@")
-            async with HttpClient(verify=client_tls, environ={"HTTPS_PROXY": proxy_url}) as client:
+            monkeypatch.setenv("https_proxy", proxy_url)
+            async with HttpClient(verify=client_tls) as client:
                 assert (await fetch(client, f"https://mcp.example:{port}/mcp"))[2] == b"secret"
         target.close()
         assert tunnels == [f"CONNECT mcp.example:{port} HTTP/1.1\r\nHost: mcp.example:{port}\r\n"
@@ -368,7 +380,7 @@ def test_https_through_a_proxy_tunnel_whose_credentials_stay_with_the_proxy(tmp_
     run(main())
 
 
-def test_tls_that_fails_through_the_tunnel_closes_it_and_a_tunnel_cut_short_is_a_proxy_error(tmp_path):
+def test_tls_that_fails_through_the_tunnel_closes_it_and_a_tunnel_cut_short_is_a_proxy_error(tmp_path, monkeypatch):
     server_tls, _, _ = _tls_pair(tmp_path)
     stranger = ssl.create_default_context()  # trusts the system's CAs, not the test's: the handshake fails
 
@@ -377,19 +389,22 @@ def test_tls_that_fails_through_the_tunnel_closes_it_and_a_tunnel_cut_short_is_a
         port = target.sockets[0].getsockname()[1]
         ended = asyncio.Event()
         async with Scripted(tunneling(port, [], ended)) as forward:
-            async with HttpClient(verify=stranger, environ={"HTTPS_PROXY": forward.url}) as client:
-                with pytest.raises(ConnectError) as caught:
+            monkeypatch.setenv("https_proxy", forward.url)
+            async with HttpClient(verify=stranger) as client:
+                with pytest.raises(http_client.TlsError) as caught:
                     await fetch(client, f"https://mcp.example:{port}/mcp")
-            assert str(caught.value) == "TLS through the proxy failed"
-            assert isinstance(caught.value.__cause__, ssl.SSLError)
+            assert str(caught.value) == ("TLS: the server's certificate is not signed by a CA this machine trusts: "
+                                         "give its CA with --cacert FILE (or SSL_CERT_FILE)")
             await asyncio.wait_for(ended.wait(), 2)  # the tunnel was closed, not left open
         target.close()
 
         async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             await read_request(reader)
-        async with Scripted(hang_up) as forward, HttpClient(environ={"HTTPS_PROXY": forward.url}) as client:
-            with pytest.raises(ProxyError) as refused:
-                await fetch(client, "https://mcp.example/mcp")
+        async with Scripted(hang_up) as forward:
+            monkeypatch.setenv("https_proxy", forward.url)
+            async with HttpClient() as client:
+                with pytest.raises(ProxyError) as refused:
+                    await fetch(client, "https://mcp.example/mcp")
         assert str(refused.value) == "the proxy's tunnel failed"
     run(main())
 
@@ -453,16 +468,16 @@ def test_the_chunks_of_one_read_are_one_piece_and_what_came_before_a_break_comes
     """A server writes an event a chunk: the relay is handed each read's chunks joined (one call a read, not one
     an event); a malformed chunk after them does not lose them."""
     async def main() -> list[bytes]:
-        reader = asyncio.StreamReader()
-        connection = http_client._Connection(("http", "h", 80), reader, None)  # type: ignore[arg-type]
+        reader = ScriptedStream([])
+        connection = http_client._Connection(("http", "h", 80), reader)
         connection.h11.send(h11.Request(method="GET", target="/", headers=[("Host", "h")]))
         connection.h11.send(h11.EndOfMessage())
-        reader.feed_data(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n1\r\nb\r\n1\r\nc\r\n")
+        reader.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n1\r\nb\r\n1\r\nc\r\n")
         assert (await connection.head()).status_code == 200
         pieces: list[bytes] = []
         body = HttpClient()._body(connection)
         pieces.append(bytes(await body.__anext__()))
-        reader.feed_data(b"2\r\nde\r\nzz\r\n")
+        reader.feed(b"2\r\nde\r\nzz\r\n")
         pieces.append(bytes(await body.__anext__()))
         with pytest.raises(HttpProtocolError) as caught:
             await body.__anext__()
@@ -488,9 +503,11 @@ def test_the_system_cas_are_openssls_paths_then_the_usual_bundles_then_certifi(m
         if not isinstance(path, str):
             raise TypeError("a path is a str")  # as os.stat says of None
         return path in existing
-    monkeypatch.setattr(http_client.os.path, "exists", exists)
-    monkeypatch.setattr(http_client.os.path, "isfile", exists)
-    monkeypatch.setattr(http_client, "CA_FILES", tuple(bundles))
+    monkeypatch.setattr(http_tls.os.path, "exists", exists)
+    monkeypatch.setattr(http_tls.os.path, "isfile", exists)
+    monkeypatch.setattr(http_tls, "CA_FILES", tuple(bundles))
+    monkeypatch.setattr(http_tls.sys, "platform", "linux")
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     monkeypatch.setitem(sys.modules, "certifi", types.SimpleNamespace(where=lambda: "/certifi.pem") if certifi else None)
     assert http_client.default_tls() == "context"
     assert made == [expected]
@@ -499,7 +516,7 @@ def test_the_system_cas_are_openssls_paths_then_the_usual_bundles_then_certifi(m
 def test_system_cas_that_cannot_be_loaded_are_a_connect_error(monkeypatch):
     def unreadable() -> None:
         raise ssl.SSLError("no CA")
-    monkeypatch.setattr(http_client, "default_tls", unreadable)
+    monkeypatch.setattr(http_tls, "default_tls", unreadable)
 
     async def main() -> None:
         async with HttpClient() as client:

@@ -1,47 +1,58 @@
-"""The relay's HTTP/1.1 client: h11 on asyncio's streams, only what the HTTP drivers need.
+"""The relay's HTTP/1.1 client: h11 on an asyncio protocol of its own, only what the HTTP drivers need.
 
 Why not httpx2: importing it (httpcore2, ``ssl``, ``logging``, ``urllib.request`` among it) cost about
 70 ms of CPU, most of the relay's start-up over HTTP (issue #35); h11 imports in about 6 ms, and ``ssl``
 and the system's CAs are loaded here only for an https URL. What it does:
 
-- ``stream(method, url, headers, content)``: one request, its response's status and headers, and its body
-  as raw pieces (the transfer coding removed, any content coding left to the caller, which inflates in
-  bounded steps); a body not read to its end closes the connection, one read to its end returns it to the
-  pool (keep-alive, at most ``max_connections`` open at once);
+- ``stream(method, url, headers, content, retry_safe=False)``: one request, its response's status and headers,
+  and its body as raw pieces (the transfer coding removed, any content coding left to the caller, which inflates
+  in bounded steps); a body not read to its end closes the connection, one read to its end returns it to the
+  pool (at most ``max_connections`` open at once);
+- the pool (issue #41, beside httpcore's and aiohttp's): a connection is reused only while idle, unexpired
+  (``IDLE_SECONDS``, or less where the server's ``Keep-Alive: timeout=`` says so) and with nothing to read on its
+  socket (a server's close, or a stale response it wrote while idle, discards it); a response followed by
+  surplus bytes, one with both ``Transfer-Encoding`` and ``Content-Length``, and any through a forwarding
+  proxy (tinyproxy serves one request a connection and relays the rest raw) close their connection;
+- one retry: a request that fails on a reused connection before any byte of its answer arrived is sent once
+  more on a fresh connection where RFC 9110 §9.2.2 allows it (GET, HEAD, OPTIONS, PUT, DELETE; a request the
+  caller marks ``retry_safe``, as the relay does an answer or a notification it POSTs; any request that
+  provably never left, or that the server answered 408 without reading); otherwise ``RequestNotAnswered``,
+  for that request alone;
+- at most ``MAX_INFORMATIONAL`` 1xx heads before the answer;
+- each connection: ``SO_KEEPALIVE`` (probes after ``KEEPALIVE_IDLE`` s where the OS lets it be set), Happy
+  Eyeballs (``HAPPY_EYEBALLS_DELAY``), ALPN ``http/1.1`` for TLS; a connect timeout (TCP, a proxy's tunnel
+  and TLS together) and a write timeout; no read timeout (a stream may be quiet for hours: the relay's own
+  deadlines end it); a connection being made that fails, times out or is cancelled is closed;
 - cookies the server sets kept for its host and sent back (a load balancer's session affinity), as httpx
   does for the MCP SDKs; a ``User-Agent`` of ``diverge-codec/VERSION`` unless one is given;
-- a connect timeout (TCP, a proxy's tunnel and TLS together) and a write timeout; no read timeout (a
-  stream may be quiet for hours: the relay's own deadlines end it);
 - a response head is at most ``HEAD_BYTES``; a server that breaks HTTP/1.1 is ``HttpProtocolError``;
-- proxies from the environment as httpx2 read them (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, less
-  ``NO_PROXY``, loopback included): an ``http://`` proxy, in absolute form for http URLs and through a
-  ``CONNECT`` tunnel for https; its user and password become ``Proxy-Authorization``;
-- TLS with a given ``ssl.SSLContext``, or the system's CAs (``default_tls``).
+- proxies (``http_proxy``) and TLS (``http_tls``) as the platform has them.
 
-Errors are each an ``HttpError``, whose text names no URL, header or value; the OS's or TLS's error is the
-``__cause__``. ``transport``: a function answering each ``Request`` instead of the network (tests).
+Errors are each an ``HttpError``, whose text names no URL, header or value; the OS's error is the
+``__cause__``, except for ``TlsError`` and ``ProxyError``, whose own words say what failed and how to fix it.
+``transport``: a function answering each ``Request`` instead of the network; ``backend``: what opens a
+connection (``open_stream``; the tests' scripted one), under the real request building and pooling.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import os
-import sys
+import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any, Union, cast
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import h11
 
 from .._version import __version__
+from .http_proxy import proxy_authorization, proxy_for, proxy_refusal
+from .http_stream import READ_BYTES, NotSent, Stream, open_stream
 
-__all__ = ["ConnectError", "ConnectTimeout", "Headers", "HttpClient", "HttpError", "ProxyError", "ReadError",
-           "HttpProtocolError", "Request", "Response", "WriteError", "WriteTimeout", "proxy_for"]
+__all__ = ["ConnectError", "ConnectTimeout", "Headers", "HttpClient", "HttpError", "HttpProtocolError", "ProxyError",
+           "ReadError", "Request", "RequestNotAnswered", "Response", "TlsError", "WriteError", "WriteTimeout",
+           "proxy_for"]
 
-READ_BYTES = 256 * 1024
-"""The most read from a connection at once (asyncio's own read size): a fast stream arrives in large pieces."""
 HEAD_BYTES = 64 * 1024
 """The longest response head (status line and headers) accepted."""
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -50,6 +61,14 @@ MAX_COOKIES = 50
 """Cookies kept for one host (a load balancer's session affinity needs one or two); more are ignored."""
 COOKIE_BYTES = 4096
 """The longest cookie kept (RFC 6265's floor for what a client keeps)."""
+IDLE_SECONDS = 4.0
+"""How long an idle connection is kept: below the 5 s keep-alive of most servers (Node, uvicorn, Apache), so the
+relay rarely writes into a connection the server is closing (httpx keeps 5 s, aiohttp 15 s: both then depend on
+their retry)."""
+MAX_INFORMATIONAL = 16
+"""1xx heads accepted before a response (a server sending ``100 Continue`` forever is refused, not spun on)."""
+RETRY_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
+"""The idempotent methods (RFC 9110 §9.2.2), sent again on a fresh connection when a reused one failed first."""
 
 
 class HttpError(Exception):
@@ -57,7 +76,7 @@ class HttpError(Exception):
 
 
 class ConnectError(HttpError):
-    """The server (or the proxy) could not be reached: the OS's or TLS's error is the ``__cause__``."""
+    """The server (or the proxy) could not be reached: the OS's error is the ``__cause__``."""
 
 
 class ConnectTimeout(ConnectError):
@@ -65,7 +84,13 @@ class ConnectTimeout(ConnectError):
 
 
 class ProxyError(ConnectError):
-    """The proxy refused the tunnel, or is not one this client can use."""
+    """The proxy could not be reached, refused the tunnel or the request, or is not one this client can use; the
+    text names the proxy as the hop that failed (and the environment variable, never its value)."""
+
+
+class TlsError(ConnectError):
+    """The TLS handshake failed; the text says why and the fix (``--cacert``, the names the certificate holds, its
+    expiry, http:// for a server that speaks plain HTTP). No ``__cause__``: its words are all there is to say."""
 
 
 class ReadError(HttpError):
@@ -82,6 +107,12 @@ class WriteTimeout(WriteError):
 
 class HttpProtocolError(HttpError):
     """The server broke HTTP/1.1: a malformed or oversized head, a body cut short, a connection closed unanswered."""
+
+
+class RequestNotAnswered(HttpError):
+    """A request the client may not send again failed on a reused connection before any byte of an answer came:
+    the server closed a kept-alive connection as the request crossed it. The request may or may not have been
+    processed; the server was reachable. Only this request failed (a session is not lost by it)."""
 
 
 class Headers:
@@ -178,32 +209,23 @@ class Request:
 Transport = Callable[[Request], Union[Response, Awaitable[Response]]]
 
 
-def proxy_for(url: str, environ: Mapping[str, str] = os.environ) -> str | None:
-    """The proxy the environment sends ``url`` through, or None (``*_PROXY`` in either case, less ``NO_PROXY``)."""
-    parts = urlsplit(url)
-    found = {key.lower(): value for key, value in environ.items() if key.lower().endswith("_proxy")}
-    proxy = found.get(f"{parts.scheme}_proxy") or found.get("all_proxy")
-    if not proxy:
-        return None
-    host = (parts.hostname or "").lower()
-    for entry in (item.strip().lower() for item in found.get("no_proxy", "").split(",")):
-        if entry == "*" or (entry and (host == entry.lstrip(".") or host.endswith("." + entry.lstrip(".")))):
-            return None
-    return proxy if "://" in proxy else "http://" + proxy
+Backend = Callable[[str, int], Awaitable[Stream]]
 
 
 class _Connection:
     """One connection and its h11 state; ``key`` is where it goes (a scheme, host and port)."""
 
-    __slots__ = ("h11", "key", "reader", "writer")
+    __slots__ = ("answer", "expires", "first", "h11", "keep", "key", "received", "stream", "uses")
 
-    def __init__(self, key: tuple[str, str, int], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.key, self.reader, self.writer = key, reader, writer
+    def __init__(self, key: tuple[str, str, int], stream: Stream) -> None:
+        self.key, self.stream = key, stream
         self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=HEAD_BYTES)
-
-    def reusable(self) -> bool:
-        """Neither closed by the server while it was idle nor closing."""
-        return not self.reader.at_eof() and not self.writer.is_closing()
+        self.expires = 0.0
+        self.keep = True  # False: closed after this exchange, whatever h11 says
+        self.received = False  # any byte of the current exchange's answer
+        self.first = b""  # the connection's first bytes (a TLS record: an https server on an http URL)
+        self.uses = 1
+        self.answer: h11.Response | None = None  # the current exchange's head
 
     def wire(self, *events: Any) -> bytes:
         """The bytes of our events (a request's head, its data, its end: h11 gives bytes for each)."""
@@ -215,18 +237,25 @@ class _Connection:
             return self.h11.next_event()
         except h11.RemoteProtocolError as error:
             words = _protocol_words(error)
+        if self.first[:1] in (b"\x15", b"\x16") and self.first[1:2] == b"\x03":
+            words = "the server answered with TLS: use an https:// URL"
         raise HttpProtocolError(words)  # outside the except: h11's text, which can quote the server, is not chained
 
     async def fill(self) -> None:
-        """Read what the server sent next (at most ``READ_BYTES``; nothing at its end) into h11."""
+        """Read what the server sent next (nothing at its end) into h11."""
         try:
-            data = await self.reader.read(READ_BYTES)
+            data = await self.stream.read()
         except OSError as error:
             raise ReadError("the connection failed while the answer was read") from error
+        if data:
+            self.received = True
+            if len(self.first) < 2:
+                self.first += data[:2 - len(self.first)]
         self.h11.receive_data(data)  # only stores it: h11 reads it, and complains, in next_event
 
     async def head(self) -> h11.Response:
-        """The response's status and headers, past any 1xx; HttpProtocolError for anything else."""
+        """The response's status and headers, past at most ``MAX_INFORMATIONAL`` 1xx; HttpProtocolError else."""
+        informational = 0
         while True:
             try:
                 event = self.poll()
@@ -239,15 +268,17 @@ class _Connection:
             elif isinstance(event, h11.Response):
                 return event
             elif event is None:
-                raise HttpProtocolError("the server closed the connection without answering")
-            elif not isinstance(event, h11.InformationalResponse):  # a 1xx: the answer follows
+                raise HttpProtocolError(CUT_SHORT if self.received else UNANSWERED)
+            elif not isinstance(event, h11.InformationalResponse):
                 raise HttpProtocolError(NOT_HTTP)
-
-    def abort(self) -> None:
-        self.writer.transport.abort()
+            else:
+                informational += 1  # a 1xx: the answer follows
+                if informational > MAX_INFORMATIONAL:
+                    raise HttpProtocolError(f"the server sent more than {MAX_INFORMATIONAL} 1xx heads before an answer")
 
 
 CUT_SHORT = "the server closed the connection in the middle of a response"
+UNANSWERED = "the server closed the connection without answering"
 NOT_HTTP = "the server's response is not HTTP/1.1"
 
 
@@ -261,19 +292,44 @@ def _protocol_words(error: BaseException) -> str:
     return NOT_HTTP
 
 
+def _keep_alive_seconds(headers: Iterable[tuple[bytes, bytes]]) -> float | None:
+    """The server's ``Keep-Alive: timeout=N``, if it gives one."""
+    for name, value in headers:
+        if name == b"keep-alive":
+            for parameter in value.split(b","):
+                key, _, number = parameter.strip().partition(b"=")
+                if key.strip().lower() == b"timeout" and number.strip().isdigit():
+                    return float(number.strip())
+    return None
+
+
+def _refusal_words(status: int, what: str) -> str:
+    return f"the proxy refused {what} (HTTP {status})" + (
+        ": its credentials (in *_PROXY) are missing or wrong" if status == 407 else "")
+
+
+class _Retry(Exception):
+    """Send the request again on a fresh connection: the reused one failed before any byte of an answer."""
+
+
 class HttpClient:
     """Requests to one or a few origins over pooled HTTP/1.1 connections. ``await aclose()`` once done."""
 
     def __init__(self, *, headers: Iterable[tuple[str, str]] = (), verify: Any = None, connect_timeout: float = 10.0,
                  write_timeout: float = 10.0, max_connections: int = 72, transport: Transport | None = None,
-                 environ: Mapping[str, str] = os.environ) -> None:
+                 backend: Backend | None = None, idle_seconds: float = IDLE_SECONDS) -> None:
         self.headers: list[tuple[str, str]] = list(headers)
         self.verify: Any = verify
-        """An ``ssl.SSLContext``, or None: the system's CAs, made on the first https connection."""
+        """An ``ssl.SSLContext``, or None: the system's CAs (``http_tls.default_tls``), made on the first https
+        connection."""
         self.connect_timeout = connect_timeout
         self.write_timeout = write_timeout
         self.transport = transport
-        self._environ = environ
+        self.backend: Backend = backend or open_stream
+        self.idle_seconds = idle_seconds
+        self.clock: Callable[[], float] = time.monotonic
+        self.retried = 0
+        """Requests sent again on a fresh connection after a reused one failed first."""
         self._slots = asyncio.Semaphore(max_connections)
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._open: set[_Connection] = set()
@@ -287,7 +343,7 @@ class HttpClient:
 
     async def aclose(self) -> None:
         for connection in list(self._open):
-            connection.abort()
+            connection.stream.abort()
         self._open.clear()
         self._idle.clear()
 
@@ -329,8 +385,13 @@ class HttpClient:
 
     @contextlib.asynccontextmanager
     async def stream(self, method: str, url: str, headers: Mapping[str, str] | None = None,
-                     content: bytes | None = None) -> AsyncIterator[Response]:
-        """Send one request; the response, its body read (or not) inside the ``async with``."""
+                     content: bytes | None = None, *, retry_safe: bool = False) -> AsyncIterator[Response]:
+        """Send one request; the response, its body read (or not) inside the ``async with``.
+
+        ``retry_safe``: the request may arrive twice (an answer to the server's request, a notification: RFC
+        9110 §9.2.2), so when a reused connection fails before any byte of its answer it is sent once more on a
+        fresh one, as GET, HEAD, OPTIONS, PUT and DELETE always are. Otherwise that failure raises
+        ``RequestNotAnswered`` (this request failed; the server was there)."""
         merged = self._merged(headers)
         if self.transport is not None:
             answer = self.transport(Request(method, url, Headers(merged), content or b""))
@@ -346,67 +407,145 @@ class HttpClient:
             raise HttpError("the URL's port is not valid") from None
         authority = parts.netloc.rpartition("@")[2]
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        proxy = proxy_for(url, self._environ)
-        if proxy is not None and scheme == "http":
-            target = f"http://{authority}{target}"  # absolute form: the proxy forwards it
+        proxy = proxy_for(url)
+        forwarded = proxy is not None and scheme == "http"  # absolute form: the proxy forwards it
+        if forwarded:
+            target = f"http://{authority}{target}"
         lines = [("Host", authority), *merged]
         if not any(name.lower() == "cookie" for name, _ in merged):
             lines += self._cookie_header(host, scheme)
-        if proxy is not None and scheme == "http":
-            lines += _proxy_authorization(proxy)
+        if forwarded:
+            lines += proxy_authorization(cast(str, proxy))
         if content is not None or method in ("POST", "PUT", "PATCH"):
             lines.append(("Content-Length", str(len(content or b""))))
+        request = h11.Request(method=method, target=target, headers=lines)
         async with self._slots:
-            connection = await self._connection(scheme, host, port, proxy)
+            connection = await self._exchange((scheme, host, port), proxy, request, content,
+                                              retry_safe or method in RETRY_METHODS)
             try:
-                await self._send(connection, h11.Request(method=method, target=target, headers=lines), content)
-                head = await connection.head()
+                head = cast(h11.Response, connection.answer)
                 response = Response(head.status_code, Headers(head.headers), self._body(connection))
+                if forwarded and proxy_refusal(response.status_code, response.headers.raw):
+                    raise ProxyError(_refusal_words(response.status_code, "the request"))
                 self._keep_cookies(host, response.headers)
                 yield response
             finally:
                 self._release(connection)
 
-    async def _connection(self, scheme: str, host: str, port: int, proxy: str | None) -> _Connection:
-        key = (scheme, host, port)
+    async def _exchange(self, key: tuple[str, str, int], proxy: str | None, request: h11.Request,
+                        content: bytes | None, again: bool) -> _Connection:
+        """A connection on which ``request`` was sent and its answer's head read (``answer``): sent once more on a
+        fresh connection where a reused one failed before any byte of an answer, if ``again`` or it never left."""
+        for attempt in (1, 2):
+            connection = await self._connection(key, proxy, fresh=attempt == 2)
+            try:
+                try:
+                    await self._send(connection, request, content)
+                    connection.answer = await connection.head()
+                except (WriteError, ReadError, HttpProtocolError) as error:
+                    if connection.uses == 1 or connection.received or attempt == 2:
+                        raise
+                    if again or isinstance(error.__cause__, NotSent):
+                        raise _Retry from None
+                    failure: HttpError = error
+                else:
+                    if not (connection.answer.status_code == 408 and connection.uses > 1 and attempt == 1
+                            and _closing(connection.answer)):
+                        return connection
+                    raise _Retry  # the server's idle timeout, written as the request crossed it: never read
+            except _Retry:
+                self._forget(connection)
+                self.retried += 1
+                continue
+            except BaseException:
+                self._forget(connection)
+                raise
+            self._forget(connection)
+            raise RequestNotAnswered("the server closed a kept-alive connection before answering; the request may "
+                                     "have reached it") from failure
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _connection(self, key: tuple[str, str, int], proxy: str | None, fresh: bool) -> _Connection:
+        """An idle connection fit for reuse (not expired, nothing to read on it), else a new one."""
         idle = self._idle.get(key, [])
-        while idle:
+        now = self.clock()
+        while idle and not fresh:
             connection = idle.pop()
-            if connection.reusable():
+            if connection.expires > now and not connection.stream.readable():
+                connection.uses += 1
+                connection.received = False
                 return connection
             self._forget(connection)
+        scheme, host, port = key
         try:
-            reader, writer = await asyncio.wait_for(self._dial(scheme, host, port, proxy), self.connect_timeout)
+            stream = await asyncio.wait_for(self._dial(scheme, host, port, proxy), self.connect_timeout)
         except asyncio.TimeoutError:
             raise ConnectTimeout("not connected within the connect timeout") from None
-        connection = _Connection(key, reader, writer)
+        connection = _Connection(key, stream)
+        if proxy is not None and scheme == "http":
+            connection.keep = False  # a forwarding proxy may serve one request a connection and relay the rest raw
         self._open.add(connection)
         return connection
 
-    async def _dial(self, scheme: str, host: str, port: int,
-                    proxy: str | None) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        tls = self._tls() if scheme == "https" else None
+    async def _dial(self, scheme: str, host: str, port: int, proxy: str | None, tls: Any = None) -> Stream:
+        """TCP (to the proxy, then a ``CONNECT`` through it for https), then TLS; the connection closed if any step
+        fails, times out or is cancelled. ``tls``: another context than the client's (the certificate probe)."""
+        tls = tls or (self._tls() if scheme == "https" else None)
         if proxy is None:
-            return await _open(host, port, tls, host)
-        proxy_parts = urlsplit(proxy)
-        if proxy_parts.scheme.lower() != "http" or not proxy_parts.hostname:
-            raise ProxyError("the proxy must be an http:// URL (the environment's *_PROXY)")
+            stream = await self._open_tcp(host, port, "the server could not be reached", ConnectError)
+        else:
+            proxy_parts = urlsplit(proxy)
+            if proxy_parts.scheme.lower() != "http" or not proxy_parts.hostname:
+                raise ProxyError("the proxy must be an http:// URL (the environment's *_PROXY)")
+            try:
+                proxy_port = proxy_parts.port or 80
+            except ValueError:
+                raise ProxyError("the proxy's port is not valid (the environment's *_PROXY)") from None
+            stream = await self._open_tcp(proxy_parts.hostname, proxy_port,
+                                          f"the proxy ({scheme}_proxy in the environment) is not reachable", ProxyError)
         try:
-            proxy_port = proxy_parts.port or 80
-        except ValueError:
-            raise ProxyError("the proxy's port is not valid (the environment's *_PROXY)") from None
-        reader, writer = await _open(proxy_parts.hostname, proxy_port, None, None)
-        if tls is None:
-            return reader, writer
-        await _tunnel(reader, writer, host, port, proxy)
+            if tls is not None:
+                if proxy is not None:
+                    await _tunnel(stream, host, port, proxy)
+                await self._handshake(stream, tls, scheme, host, port, proxy)
+        except BaseException:
+            stream.abort()
+            raise
+        return stream
+
+    async def _open_tcp(self, host: str, port: int, words: str, error_type: type[ConnectError]) -> Stream:
         try:
-            await writer.start_tls(tls, server_hostname=host)
-        except OSError as error:  # ssl.SSLError is an OSError; asyncio has closed the tunnel
-            raise ConnectError("TLS through the proxy failed") from error
-        return reader, writer
+            return await self.backend(host, port)
+        except OSError as error:  # refused, unreachable, a name not resolved
+            failure = error
+        raise error_type(words) from failure
+
+    async def _handshake(self, stream: Stream, tls: Any, scheme: str, host: str, port: int, proxy: str | None) -> None:
+        """TLS on ``stream``; a refusal in words (``http_tls.failure_words``), with the names or dates of the
+        certificate refused where they are the fix (read over a second handshake that verifies nothing)."""
+        from . import http_tls
+
+        try:
+            await stream.start_tls(tls, server_hostname=host)
+            return
+        except OSError as error:  # ssl.SSLError is an OSError
+            failure: OSError = error
+        import ssl
+
+        if not isinstance(failure, ssl.SSLError):
+            raise ConnectError("the connection failed during the TLS handshake") from failure
+        facts = None
+        if http_tls.wants_certificate(failure) and tls is self.verify:
+            with contextlib.suppress(Exception):
+                probe = await self._dial(scheme, host, port, proxy, tls=http_tls.insecure_probe())
+                der = probe.peer_certificate()
+                probe.abort()
+                facts = http_tls.certificate_facts(der) if der else None
+        raise TlsError(http_tls.failure_words(failure, facts))
 
     def _tls(self) -> Any:
         if self.verify is None:
+            from .http_tls import default_tls
             try:
                 self.verify = default_tls()
             except (OSError, ValueError) as error:  # ssl.SSLError is an OSError
@@ -419,8 +558,8 @@ class HttpClient:
         except h11.LocalProtocolError:
             raise HttpError("the request cannot be sent as HTTP/1.1") from None
         try:
-            connection.writer.write(data)
-            await asyncio.wait_for(connection.writer.drain(), self.write_timeout)
+            connection.stream.write(data)
+            await asyncio.wait_for(connection.stream.drain(), self.write_timeout)
         except asyncio.TimeoutError:
             raise WriteTimeout("the server did not take the request within the write timeout") from None
         except OSError as error:
@@ -449,71 +588,54 @@ class HttpClient:
 
     def _release(self, connection: _Connection) -> None:
         """Back to the pool where the exchange finished with both sides done (h11 then lets the connection carry
-        the next) and the server has not closed it; closed otherwise (a body left unread, an error)."""
-        if connection.h11.our_state is h11.DONE and connection.h11.their_state is h11.DONE:
-            connection.h11.start_next_cycle()
-            if connection.reusable():
+        the next), nothing followed the answer (RFC 9112 §6.3: surplus bytes answer no request), its framing was
+        unambiguous (§6.1: not both ``Transfer-Encoding`` and ``Content-Length``) and the server has not closed
+        it; closed otherwise (a body left unread, an error). Kept ``idle_seconds``, or less where the server's
+        ``Keep-Alive: timeout=`` says it closes sooner."""
+        state, head = connection.h11, connection.answer
+        if connection.keep and head is not None and state.our_state is h11.DONE and state.their_state is h11.DONE:
+            names = {name for name, _ in head.headers}
+            ambiguous = b"transfer-encoding" in names and b"content-length" in names
+            if not ambiguous and not state.trailing_data[0] and not connection.stream.readable():
+                state.start_next_cycle()
+                offered = _keep_alive_seconds(head.headers)
+                seconds = self.idle_seconds if offered is None else min(self.idle_seconds, offered / 2)
+                connection.expires = self.clock() + seconds
+                connection.answer = None
                 self._idle.setdefault(connection.key, []).append(connection)
                 return
         self._forget(connection)
 
     def _forget(self, connection: _Connection) -> None:
-        connection.abort()
+        connection.stream.abort()
         self._open.discard(connection)
 
 
-async def _open(host: str, port: int, tls: Any, server_hostname: str | None) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    try:
-        return await asyncio.open_connection(host, port, ssl=tls, server_hostname=server_hostname if tls else None,
-                                             limit=READ_BYTES)
-    except OSError as error:  # refused, unreachable, a name not resolved, TLS (ssl.SSLError is an OSError)
-        raise ConnectError("the server could not be reached") from error
+def _closing(head: h11.Response) -> bool:
+    """Whether the server says it closes the connection after this response."""
+    return any(name == b"connection" and b"close" in value.lower() for name, value in head.headers)
 
 
-async def _tunnel(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, port: int, proxy: str) -> None:
-    """``CONNECT host:port`` through the proxy; ProxyError unless it answers 2xx."""
+async def _tunnel(stream: Stream, host: str, port: int, proxy: str) -> None:
+    """``CONNECT host:port`` through the proxy; ProxyError unless it answers 2xx (the caller closes the stream)."""
     authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    connection = _Connection(("http", host, port), reader, writer)
-    lines = [("Host", authority), *_proxy_authorization(proxy)]
+    connection = _Connection(("http", host, port), stream)
+    lines = [("Host", authority), *proxy_authorization(proxy)]
     try:
-        writer.write(connection.wire(h11.Request(method="CONNECT", target=authority, headers=lines), h11.EndOfMessage()))
-        await writer.drain()
+        stream.write(connection.wire(h11.Request(method="CONNECT", target=authority, headers=lines), h11.EndOfMessage()))
+        await stream.drain()
         event = await connection.head()
     except (OSError, HttpError) as error:
-        writer.transport.abort()
-        raise ProxyError("the proxy's tunnel failed") from error
-    if not 200 <= event.status_code < 300:
-        writer.transport.abort()
-        raise ProxyError(f"the proxy refused the tunnel (HTTP {event.status_code})")
-
-
-def _proxy_authorization(proxy: str) -> list[tuple[str, str]]:
-    parts = urlsplit(proxy)
-    if parts.username is None:
-        return []
-    pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
-    return [("Proxy-Authorization", "Basic " + base64.b64encode(pair).decode("ascii"))]
-
-
-CA_FILES = ("/etc/ssl/cert.pem", "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/pki/tls/cert.pem",
-            "/etc/ssl/certs/ca-certificates.crt", "/etc/ssl/ca-bundle.pem")
-"""Where systems keep their CA bundle, tried where OpenSSL's compiled-in paths are not there (httpcore2's list,
-truststore's Linux fallbacks; the first is macOS's own)."""
+        failure: BaseException = error
+    else:
+        if not 200 <= event.status_code < 300:
+            raise ProxyError(_refusal_words(event.status_code, "the tunnel"))
+        return
+    raise ProxyError("the proxy's tunnel failed") from failure
 
 
 def default_tls() -> Any:
-    """The system's CAs: ``SSL_CERT_FILE``/``SSL_CERT_DIR`` or OpenSSL's own paths (Windows' store on Windows) where
-    they exist, else the first of ``CA_FILES`` present, else certifi's bundle if it is installed."""
-    import ssl
+    """The system's CAs (``http_tls.default_tls``, here for the client's callers)."""
+    from .http_tls import default_tls as system
 
-    paths = ssl.get_default_verify_paths()
-    if sys.platform == "win32" or any(path and os.path.exists(path) for path in (paths.cafile, paths.capath)):
-        return ssl.create_default_context()  # reads SSL_CERT_FILE and SSL_CERT_DIR as OpenSSL does
-    for candidate in CA_FILES:
-        if os.path.isfile(candidate):
-            return ssl.create_default_context(cafile=candidate)
-    try:
-        import certifi  # type: ignore[import-not-found, unused-ignore]  # a python.org build without its certificates
-    except ImportError:
-        return ssl.create_default_context()
-    return ssl.create_default_context(cafile=certifi.where())
+    return system()

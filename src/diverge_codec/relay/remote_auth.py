@@ -136,7 +136,8 @@ def describe_challenge(status: int, header: str | None, metadata: dict[str, Any]
 
 
 def tls_context(cacert: str | None, cert: str | None, key: str | None) -> Any:
-    """An ``ssl.SSLContext`` verifying the server (against ``cacert``, or the system's CAs) and, with
+    """An ``ssl.SSLContext`` offering ALPN ``http/1.1``, verifying the server (against ``cacert``, or the CAs
+    ``http_tls.default_tls`` trusts: the same set as without ``--cert``) and, with
     ``cert``, presenting a client certificate; CredentialError naming the option that cannot be used."""
     import ssl
 
@@ -145,8 +146,12 @@ def tls_context(cacert: str | None, cert: str | None, key: str | None) -> Any:
             raise CredentialError(f"{option}: not a readable file")
     if key is not None and cert is None:
         raise CredentialError("--key goes with --cert")
+    from .http_tls import default_tls, offer_http11
+
     try:
-        context = ssl.create_default_context(cafile=cacert)
+        # Without --cacert, the CAs plain TLS trusts (the system's, as http_tls reads them), so --cert changes
+        # only what the relay presents, never what it trusts.
+        context = offer_http11(ssl.create_default_context(cafile=cacert)) if cacert is not None else default_tls()
     except (ssl.SSLError, ValueError):
         raise CredentialError("--cacert: no PEM certificate OpenSSL can read") from None
     if cert is not None:
