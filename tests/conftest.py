@@ -152,6 +152,7 @@ SLOW_FILES = (
     "test_relay_http.py", "test_relay_many.py", "test_typing.py", "test_relay_http_hostile.py", "test_relay_http_restart.py",
     "test_relay_http_reach.py", "test_relay_channel_end.py", "test_relay_person.py", "test_http_client.py",
     "test_http_client_infra.py",  # nginx, squid, tinyproxy (tests/infra.py)
+    "test_relay_http_infra.py",  # the relay behind nginx and haproxy, past a forgetful middlebox
 )
 """Files every test of which starts a process (the CLI, a relay, a type checker) or a server."""
 PROCESSES = {

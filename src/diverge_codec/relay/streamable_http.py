@@ -136,8 +136,12 @@ def _is_session_id(value: str) -> bool:
 
 
 def _why(error: BaseException) -> str:
-    """A one-line reason for a failed request that quotes neither the URL nor a header."""
-    from .http_client import HttpError
+    """A one-line reason for a failed request that quotes neither the URL nor a header: the client's own words
+    where they name the failed hop and its fix (TLS, a proxy), else the OS's error."""
+    from .http_client import HttpError, ProxyError, TlsError
+
+    if isinstance(error, (TlsError, ProxyError)) and str(error):
+        return str(error)
 
     ssl = sys.modules.get("ssl")  # looked up, not imported: without it no TLS error can have happened
     seen: set[int] = set()
@@ -396,7 +400,7 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
         but a gateway's 502-504 (or 429 with ``Retry-After``) says the server is reached."""
         started = time.monotonic()
         try:
-            async with self._client.stream(method, url, headers=headers, content=content) as response:  # retry_safe: the client's flag, once it has one
+            async with self._client.stream(method, url, headers=headers, content=content, retry_safe=retry_safe) as response:
                 status = int(response.status_code)
                 log.debug("%s %s: HTTP %d (%.0f ms)", method, path_of(url), status, (time.monotonic() - started) * 1000)
                 if not unreachable_status(status, response.headers):
