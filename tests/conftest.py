@@ -236,6 +236,11 @@ PROCESSES = {
 LONG = {
     "test_hostile.py": ("test_a_million_frames_leave_memory_flat",),  # 8-13 s a core
     "test_backends.py": ("test_any_input_passes_the_backend_target",),  # 2.9 s
+    "test_http_driver_field.py": (  # a relay that waits out a window, a backoff or a Retry-After: 1.6-2.5 s
+        "test_a_server_restarted_behind_a_gateway_gets_a_new_session_and_the_calls_not_made_again_are_named",
+        "test_the_older_transport_waits_out_a_502_within_the_window_and_makes_a_new_session",
+        "test_a_429_with_retry_after_is_waited_out_and_then_the_stream_opened_again",
+    ),
     "test_reentrancy.py": (
         "test_calls_fired_at_a_checker_mid_call_raise_at_most",  # 1.0-1.9 s each of 8 cases
         "test_a_decode_inside_a_decode_gives_the_same_frames_on_both_cores",  # up to 2.4 s

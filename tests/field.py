@@ -64,7 +64,12 @@ async def forgetful_middlebox(upstream: tuple[str, int], idle: float) -> AsyncIt
     """A TCP forwarder (its port) that silently stops forwarding a flow idle for ``idle`` seconds, as a NAT or a
     firewall that forgets it: no reset, no close; what either side sends after that goes nowhere."""
 
+    flows: set[asyncio.Task[Any]] = set()
+
     async def forward(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        flows.add(task)
         try:
             up_reader, up_writer = await asyncio.open_connection(*upstream)
         except OSError:
@@ -84,15 +89,21 @@ async def forgetful_middlebox(upstream: tuple[str, int], idle: float) -> AsyncIt
 
         try:
             await asyncio.gather(pump(reader, up_writer), pump(up_reader, writer), return_exceptions=True)
+        except asyncio.CancelledError:
+            pass  # the middlebox closes
         finally:
             writer.close()
             up_writer.close()
+            flows.discard(task)
 
     server = await asyncio.start_server(forward, "127.0.0.1", 0)
     try:
         yield int(server.sockets[0].getsockname()[1])
     finally:
         server.close()
+        for task in list(flows):
+            task.cancel()
+        await asyncio.gather(*flows, return_exceptions=True)
 
 
 async def relay_run(url: str, verify: Any = None, **options: Any) -> tuple[dict[str, Any], list[Any], int]:

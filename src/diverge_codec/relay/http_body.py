@@ -23,7 +23,9 @@ __all__ = ["CODINGS", "PIECE", "BodyError", "Inflater"]
 PIECE = 64 * 1024
 """The most a compressed body is inflated in one step."""
 CODINGS = ("gzip", "x-gzip", "deflate")
+"""The content codings inflated (``Accept-Encoding: gzip, deflate``); a body in any other is refused, unread."""
 GZIP_MAGIC = b"\x1f\x8b"
+"""The first two bytes of every gzip member (RFC 1952)."""
 
 
 class BodyError(ValueError):
