@@ -218,6 +218,30 @@ def test_a_gateway_status_on_a_call_fails_it_and_the_stream_watches_for_the_serv
     assert report["server"]["posts_failed"] == 1 and seen.count("get") >= 1
 
 
+def test_gateway_answers_to_posts_while_the_stream_flows_never_end_the_relay():
+    server = Server()
+
+    async def failing_call(request: Any) -> Any:
+        if _body(request)["params"]["name"] == "later":
+            await asyncio.sleep(0.8)  # past the window since the first one
+        return Response(503)
+
+    def handle(request: Any) -> Any:
+        if _body(request).get("method") == "tools/call":
+            return failing_call(request)
+        if request.method == "GET":
+            async def comments() -> Any:
+                while True:
+                    await asyncio.sleep(0.05)
+                    yield b": alive\n\n"
+            return Response(200, headers=SSE, content=comments())
+        return server.handle(request)
+
+    report, _ = relay(handle, duration=1.2, reconnect_window=0.5, calls=[("first", {}), ("later", {})])
+    assert report["server"]["posts_failed"] == 2 and report["calls"]["failed"] == 2
+    assert "error" not in report["server"] and report["server"]["get_stream"] == "open"
+
+
 # --- the older HTTP+SSE transport -------------------------------------------------------------------------
 
 

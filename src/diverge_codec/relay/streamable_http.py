@@ -514,10 +514,13 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
     def _request_failed(self, request_id: object, what: str, why: str, generation: int, *, unreachable: bool,
                         wait: float | None = None) -> None:
         """One POST failed: that request alone (counted, said), never the session. Where the server could not be
-        reached, its outage begins: the GET stream (opened again if it was not) watches for its end."""
+        reached, its outage begins, unless its stream is open and flowing (that says it is there): the GET stream
+        (opened again if it was not) watches for the outage's end."""
         self._posts_failed += 1
         log.info("%s failed (%s): that one alone; the session goes on", what, why)
         self._give_up(request_id, f"{what} failed: {why}")
+        if unreachable and self._get_stream == "open":
+            return
         if unreachable and generation == self._generation and self._unreachable_now(why, wait):
             if self.report.server["transport"] != "sse" and self.session.phase is Phase.READY:
                 self._spawn(self._listen(generation))  # a no-op where the stream is already read
