@@ -209,6 +209,21 @@ def test_no_retry_on_a_fresh_connection_after_an_answer_began_or_twice(case):
                                      else "the server closed the connection without answering")
     run(main())
     assert len(backend.opened) == len(streams) and client.retried == (1 if case == "second failure" else 0)
+    assert len(backend.dialled) == len(streams) + (case != "answer begun")  # a probe for TLS on a fresh one
+
+
+def test_an_http_url_to_a_server_that_hangs_up_but_speaks_tls_is_named_as_such():
+    """A TLS server reads plain HTTP as garbage and closes without a byte: a TLS handshake on the same port
+    (verifying nothing, sending no request) tells that apart from a server that closed unanswered."""
+    tls_server = ScriptedStream([])
+    client, backend, _ = client_on(ScriptedStream([END]), tls_server)
+
+    async def main() -> None:
+        with pytest.raises(HttpProtocolError) as caught:
+            await fetch(client)
+        assert str(caught.value) == "the server answered with TLS: use an https:// URL"
+    run(main())
+    assert tls_server.tls[0].verify_mode == ssl.CERT_NONE and tls_server.aborted and not tls_server.sent
 
 
 def test_a_reset_on_a_fresh_connection_is_a_read_error_not_retried():

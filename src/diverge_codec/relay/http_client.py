@@ -238,7 +238,7 @@ class _Connection:
         except h11.RemoteProtocolError as error:
             words = _protocol_words(error)
         if self.first[:1] in (b"\x15", b"\x16") and self.first[1:2] == b"\x03":
-            words = "the server answered with TLS: use an https:// URL"
+            words = SPEAKS_TLS
         raise HttpProtocolError(words)  # outside the except: h11's text, which can quote the server, is not chained
 
     async def fill(self) -> None:
@@ -280,6 +280,7 @@ class _Connection:
 CUT_SHORT = "the server closed the connection in the middle of a response"
 UNANSWERED = "the server closed the connection without answering"
 NOT_HTTP = "the server's response is not HTTP/1.1"
+SPEAKS_TLS = "the server answered with TLS: use an https:// URL"
 
 
 def _protocol_words(error: BaseException) -> str:
@@ -443,6 +444,8 @@ class HttpClient:
                     await self._send(connection, request, content)
                     connection.answer = await connection.head()
                 except (WriteError, ReadError, HttpProtocolError) as error:
+                    if str(error) == UNANSWERED and key[0] == "http" and proxy is None and connection.uses == 1:
+                        await self._tls_spoken_here(key[1], key[2])
                     if connection.uses == 1 or connection.received or attempt == 2:
                         raise
                     if again or isinstance(error.__cause__, NotSent):
@@ -464,6 +467,19 @@ class HttpClient:
             raise RequestNotAnswered("the server closed a kept-alive connection before answering; the request may "
                                      "have reached it") from failure
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _tls_spoken_here(self, host: str, port: int) -> None:
+        """HttpProtocolError saying so where a server that closed a fresh http:// connection unanswered completes a
+        TLS handshake on the same port (a TLS server reads plain HTTP as garbage and hangs up; no request is sent)."""
+        from .http_tls import insecure_probe
+
+        try:
+            probe = await asyncio.wait_for(self._dial("https", host, port, None, tls=insecure_probe()),
+                                           self.connect_timeout)
+        except (HttpError, OSError, asyncio.TimeoutError):
+            return
+        probe.abort()
+        raise HttpProtocolError(SPEAKS_TLS)
 
     async def _connection(self, key: tuple[str, str, int], proxy: str | None, fresh: bool) -> _Connection:
         """An idle connection fit for reuse (not expired, nothing to read on it), else a new one."""
@@ -633,9 +649,3 @@ async def _tunnel(stream: Stream, host: str, port: int, proxy: str) -> None:
         return
     raise ProxyError("the proxy's tunnel failed") from failure
 
-
-def default_tls() -> Any:
-    """The system's CAs (``http_tls.default_tls``, here for the client's callers)."""
-    from .http_tls import default_tls as system
-
-    return system()
