@@ -469,3 +469,22 @@ def test_every_connection_has_so_keepalive_and_happy_eyeballs(monkeypatch):
             await fetch(HttpClient())
     run(main())
     assert asked == {"host": "h", "port": 80, "happy_eyeballs_delay": http_stream.HAPPY_EYEBALLS_DELAY}
+
+
+@pytest.mark.parametrize("server_does", ["writes", "closes"])
+def test_the_socket_itself_is_asked_before_reuse_not_what_the_loop_has_read(server_does):
+    """A server's close or stale bytes that the event loop has not yet read (asyncio's ``at_eof()`` would still say
+    open) make the connection readable at once: ``poll`` on the socket, as httpcore does."""
+    async def main() -> list[bool]:
+        ours, theirs = socket.socketpair()
+        with theirs:
+            _, stream = await asyncio.get_running_loop().create_connection(http_stream.SocketStream, sock=ours)
+            seen = [stream.readable()]
+            if server_does == "writes":
+                theirs.sendall(b"HTTP/1.1 408 Request Timeout\r\n\r\n")
+            else:
+                theirs.shutdown(socket.SHUT_WR)
+            seen.append(stream.readable())  # no turn of the loop between: only the socket knows
+            stream.abort()
+            return seen
+    assert run(main()) == [False, True]
