@@ -405,7 +405,7 @@ def test_tls_that_fails_through_the_tunnel_closes_it_and_a_tunnel_cut_short_is_a
             async with HttpClient() as client:
                 with pytest.raises(ProxyError) as refused:
                     await fetch(client, "https://mcp.example/mcp")
-        assert str(refused.value) == "the proxy's tunnel failed"
+        assert str(refused.value) == "the proxy's tunnel failed (the proxy hung up, or did not answer in HTTP/1.1)"
     run(main())
 
 

@@ -29,7 +29,8 @@ and the system's CAs are loaded here only for an https URL. What it does:
 - proxies (``http_proxy``) and TLS (``http_tls``) as the platform has them.
 
 Errors are each an ``HttpError``, whose text names no URL, header or value; the OS's error is the
-``__cause__``, except for ``TlsError`` and ``ProxyError``, whose own words say what failed and how to fix it.
+``__cause__``, except for ``TlsError`` and ``ProxyError``, whose own words say what failed (the proxy, not the
+server) and how to fix it: nothing is chained to them.
 ``transport``: a function answering each ``Request`` instead of the network; ``backend``: what opens a
 connection (``open_stream``; the tests' scripted one), under the real request building and pooling.
 """
@@ -38,6 +39,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import socket
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any, Union, cast
@@ -327,9 +330,9 @@ class HttpClient:
         self.write_timeout = write_timeout
         self.transport = transport
         self.backend: Backend = backend or open_stream
-        self.idle_seconds = idle_seconds
+        self.idle_seconds: float = idle_seconds
         self.clock: Callable[[], float] = time.monotonic
-        self.retried = 0
+        self.retried: int = 0
         """Requests sent again on a fresh connection after a reused one failed first."""
         self._slots = asyncio.Semaphore(max_connections)
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
@@ -530,10 +533,14 @@ class HttpClient:
         return stream
 
     async def _open_tcp(self, host: str, port: int, words: str, error_type: type[ConnectError]) -> Stream:
+        """A TCP connection; ConnectError (the OS's error its cause) for the server, ProxyError for the proxy: its
+        words carry the OS's reason and nothing is chained, so no reader takes the OS's error for the server's."""
         try:
             return await self.backend(host, port)
         except OSError as error:  # refused, unreachable, a name not resolved
             failure = error
+        if error_type is ProxyError:
+            raise ProxyError(f"{words} ({_os_words(failure)})")
         raise error_type(words) from failure
 
     async def _handshake(self, stream: Stream, tls: Any, scheme: str, host: str, port: int, proxy: str | None) -> None:
@@ -647,5 +654,13 @@ async def _tunnel(stream: Stream, host: str, port: int, proxy: str) -> None:
         if not 200 <= event.status_code < 300:
             raise ProxyError(_refusal_words(event.status_code, "the tunnel"))
         return
-    raise ProxyError("the proxy's tunnel failed") from failure
+    raise ProxyError("the proxy's tunnel failed (" + (_os_words(failure) if isinstance(failure, OSError)
+                                                      else "the proxy hung up, or did not answer in HTTP/1.1") + ")")
+
+
+def _os_words(error: OSError) -> str:
+    """The OS's reason in a few words, without the address asyncio's text names."""
+    if isinstance(error, socket.gaierror):
+        return "its name could not be resolved"
+    return os.strerror(error.errno).lower() if error.errno else type(error).__name__
 
