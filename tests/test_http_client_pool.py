@@ -488,3 +488,20 @@ def test_the_socket_itself_is_asked_before_reuse_not_what_the_loop_has_read(serv
             stream.abort()
             return seen
     assert run(main()) == [False, True]
+
+
+def test_a_reused_connection_whose_server_does_not_read_is_a_write_timeout_not_retried():
+    class Unread(ScriptedStream):
+        async def drain(self) -> None:
+            if self.requests:
+                await asyncio.sleep(10)  # the server stopped reading
+            await super().drain()
+    first = Unread([ok()])
+    client, backend, _ = client_on(first, ScriptedStream([ok()]), write_timeout=0.05)
+
+    async def main() -> None:
+        await fetch(client)
+        with pytest.raises(http_client.WriteTimeout):
+            await fetch(client, "DELETE")
+    run(main())
+    assert len(backend.opened) == 1 and client.retried == 0

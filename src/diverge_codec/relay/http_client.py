@@ -449,8 +449,8 @@ class HttpClient:
                 except (WriteError, ReadError, HttpProtocolError) as error:
                     if str(error) == UNANSWERED and key[0] == "http" and proxy is None and connection.uses == 1:
                         await self._tls_spoken_here(key[1], key[2])
-                    if connection.uses == 1 or connection.received or attempt == 2:
-                        raise
+                    if connection.uses == 1 or connection.received or attempt == 2 or isinstance(error, WriteTimeout):
+                        raise  # a server that does not read is no stale connection
                     if again or isinstance(error.__cause__, NotSent):
                         raise _Retry from None
                     failure: HttpError = error
