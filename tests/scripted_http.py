@@ -109,8 +109,8 @@ class ScriptedBackend:
 
     async def __call__(self, host: str, port: int) -> ScriptedStream:
         self.dialled.append((host, port))
-        if not self.streams:
-            raise AssertionError(f"the client opened connection {len(self.dialled)}: none scripted")
+        if not self.streams:  # nothing listens there
+            raise ConnectionRefusedError(111, f"connection {len(self.dialled)}: none scripted")
         stream = self.streams.pop(0)
         if isinstance(stream, BaseException):
             raise stream

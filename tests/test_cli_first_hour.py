@@ -174,6 +174,10 @@ def server(**fields):
     (server(error="name resolution: Name or service not known"), "the host name could not be resolved"),
     (server(error="TLS: CERTIFICATE_VERIFY_FAILED"), "check the certificate"),
     (server(error="HTTP 502 on initialize"), "its log says why"),
+    (server(error="the proxy (https_proxy in the environment) is not reachable (connection refused)"),
+     "the proxy failed, not the server: check http_proxy, https_proxy and no_proxy"),
+    (server(error="the proxy refused the tunnel (HTTP 407): its credentials (in *_PROXY) are missing or wrong"),
+     "the proxy failed, not the server"),
     ({"unreachable": True, "server": {"started": True}}, "the server ended before answering initialize: is the command an MCP server"),
     ({"unreachable": True, "server": {"started": True, "exit_status": 1}}, "initialize (it exited with 1): is the command"),
     ({"unreachable": True, "server": {"started": True, "exit_status": None, "signal": "SIGKILL"}}, "(ended by SIGKILL)"),
@@ -185,6 +189,16 @@ def server(**fields):
 def test_a_server_not_reached_is_one_line_with_a_hint(report, hint):
     line = _watch.unreachable_line(report)
     assert line is not None and hint in line
+
+
+@pytest.mark.parametrize("why", [
+    "TLS: the server's certificate is not signed by a CA this machine trusts: give its CA with --cacert FILE (or SSL_CERT_FILE)",
+    "TLS: the server's certificate is not for the URL's host; it holds mcp.example",
+    "TLS: the server's certificate expired on 2021-03-04 05:06:07 UTC",
+    "TLS: the server answered in plain HTTP, not TLS: use an http:// URL",
+])
+def test_an_error_that_says_its_own_fix_gets_no_hint_after_it(why):
+    assert _watch.unreachable_line(server(error=why)) == f"could not reach the server ({why})"
 
 
 def test_a_server_reached_gives_no_hint():

@@ -405,7 +405,7 @@ def test_tls_that_fails_through_the_tunnel_closes_it_and_a_tunnel_cut_short_is_a
             async with HttpClient() as client:
                 with pytest.raises(ProxyError) as refused:
                     await fetch(client, "https://mcp.example/mcp")
-        assert str(refused.value) == "the proxy's tunnel failed"
+        assert str(refused.value) == "the proxy's tunnel failed (the proxy hung up, or did not answer in HTTP/1.1)"
     run(main())
 
 
@@ -509,7 +509,7 @@ def test_the_system_cas_are_openssls_paths_then_the_usual_bundles_then_certifi(m
     monkeypatch.setattr(http_tls.sys, "platform", "linux")
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     monkeypatch.setitem(sys.modules, "certifi", types.SimpleNamespace(where=lambda: "/certifi.pem") if certifi else None)
-    assert http_client.default_tls() == "context"
+    assert http_tls.default_tls() == "context"
     assert made == [expected]
 
 
@@ -524,3 +524,138 @@ def test_system_cas_that_cannot_be_loaded_are_a_connect_error(monkeypatch):
                 await fetch(client, "https://mcp.example/")
         assert str(caught.value) == "the system's CA certificates cannot be loaded"
     run(main())
+
+
+# -- issue #41 on real sockets: what a loopback server shows of the pool, the retry and TLS's words ----------------
+
+def per_connection(*handlers: Handler) -> Handler:
+    """A server running ``handlers[i]`` on its connection ``i``."""
+    count = [0]
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        count[0] += 1
+        await handlers[min(count[0], len(handlers)) - 1](reader, writer)
+    return handler
+
+
+def test_a_stale_response_written_while_idle_is_never_read_as_the_next_answer():
+    async def main() -> None:
+        async def stale(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await read_request(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none")
+            await writer.drain()
+            await asyncio.sleep(0.05)
+            writer.write(b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n")  # while the client is idle
+            await writer.drain()
+            await asyncio.sleep(1)
+        async with Scripted(per_connection(stale, answering(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\ntwo"))) as server:
+            async with HttpClient() as client:
+                assert (await fetch(client, server.url))[2] == b"one"
+                await asyncio.sleep(0.2)
+                assert (await fetch(client, server.url))[::2] == (200, b"two")
+        assert server.connections == 2
+    run(main())
+
+
+def test_an_unrequested_answer_after_a_response_is_never_read_as_the_next_one():
+    async def main() -> None:
+        async def surplus(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await read_request(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none" + b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nextra!")
+            await writer.drain()
+            await read_request(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nlate")
+            await writer.drain()
+        async with Scripted(per_connection(surplus, answering(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\ntwo"))) as server:
+            async with HttpClient() as client:
+                assert (await fetch(client, server.url))[2] == b"one"
+                assert (await fetch(client, server.url))[2] == b"two"
+        assert server.connections == 2
+    run(main())
+
+
+@pytest.mark.parametrize(("method", "retry_safe", "outcome"), [
+    ("GET", False, b"two"), ("POST", True, b"two"), ("POST", False, http_client.RequestNotAnswered)])
+def test_a_connection_closed_as_the_request_crosses_it_retries_only_what_may_be_repeated(method, retry_safe, outcome):
+    async def main() -> None:
+        async def hangs_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await read_request(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none")
+            await writer.drain()
+            await read_request(reader)  # read, then closed unanswered: a keep-alive timeout's race
+        async with Scripted(per_connection(hangs_up, answering(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\ntwo"))) as server:
+            async with HttpClient() as client:
+                await fetch(client, server.url)
+                if isinstance(outcome, bytes):
+                    assert (await fetch(client, server.url, method, content=b"{}", retry_safe=retry_safe))[2] == outcome
+                else:
+                    with pytest.raises(outcome):
+                        await fetch(client, server.url, method, content=b"{}")
+        assert server.connections == (2 if isinstance(outcome, bytes) else 1)
+    run(main())
+
+
+@pytest.mark.parametrize(("issue", "words"), [
+    ("unknown CA", "TLS: the server's certificate is not signed by a CA this machine trusts: give its CA with "
+                   "--cacert FILE (or SSL_CERT_FILE)"),
+    ("mismatch", "TLS: the server's certificate is not for the URL's host; it holds mcp.example"),
+    ("expired", "TLS: the server's certificate expired on 2021-03-04 05:06:07 UTC"),
+])
+def test_real_tls_refusals_are_told_apart_with_the_fix(tmp_path, issue, words):
+    trustme = pytest.importorskip("trustme", reason="the TLS tests make their CA with trustme (the test extra)")
+    import datetime
+    authority = trustme.CA()
+    dates = {"not_before": datetime.datetime(2020, 1, 1), "not_after": datetime.datetime(2021, 3, 4, 5, 6, 7)}
+    issued = authority.issue_cert("mcp.example", **(dates if issue == "expired" else {}))
+    if issue != "mismatch":
+        issued = authority.issue_cert("localhost", **(dates if issue == "expired" else {}))
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    issued.configure_cert(server_tls)
+    client_tls = ssl.create_default_context()
+    if issue != "unknown CA":
+        authority.configure_trust(client_tls)
+
+    async def main() -> None:
+        target = await asyncio.start_server(answering(), "127.0.0.1", 0, ssl=server_tls)
+        port = target.sockets[0].getsockname()[1]
+        async with HttpClient(verify=client_tls) as client:
+            with pytest.raises(http_client.TlsError) as caught:
+                await fetch(client, f"https://localhost:{port}/mcp")
+        assert str(caught.value) == words
+        target.close()
+    run(main())
+
+
+def test_http_and_https_mixed_up_are_named_as_such_and_alpn_offers_http11(tmp_path):
+    server_tls, client_tls, _ = _tls_pair(tmp_path)
+    server_tls.set_alpn_protocols(["h2", "http/1.1"])
+    chosen: list[str | None] = []
+
+    async def main() -> None:
+        async def tls_answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            chosen.append(writer.get_extra_info("ssl_object").selected_alpn_protocol())
+            await answering(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")(reader, writer)
+            writer.close()
+        secure = await asyncio.start_server(tls_answer, "127.0.0.1", 0, ssl=server_tls)
+        port = secure.sockets[0].getsockname()[1]
+        async with HttpClient(verify=http_client_tls(client_tls)) as client:
+            assert (await fetch(client, f"https://127.0.0.1:{port}/"))[2] == b"ok"
+            with pytest.raises(HttpProtocolError) as plain_to_tls:
+                await fetch(client, f"http://127.0.0.1:{port}/")
+        assert str(plain_to_tls.value) == "the server answered with TLS: use an https:// URL"
+        secure.close()
+        async def refuses_garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.read(1)  # a plain HTTP server reading a ClientHello: a 400, then closed
+            writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            await writer.drain()
+        async with Scripted(refuses_garbage) as plain:
+            async with HttpClient(verify=client_tls) as client:
+                with pytest.raises(http_client.TlsError) as tls_to_plain:
+                    await fetch(client, plain.url.replace("http", "https", 1))
+        assert str(tls_to_plain.value) == "TLS: the server answered in plain HTTP, not TLS: use an http:// URL"
+    run(main())
+    assert chosen == ["http/1.1", "http/1.1"]  # the request's connection, and the probe that found TLS
+
+
+def http_client_tls(context: ssl.SSLContext) -> ssl.SSLContext:
+    return http_tls.offer_http11(context)

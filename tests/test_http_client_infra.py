@@ -1,5 +1,5 @@
 """The relay's HTTP client through real infrastructure (tests/infra.py): squid and tinyproxy as forward proxies,
-nginx terminating TLS with ``keepalive_timeout 1s``.
+nginx terminating TLS with ``keepalive_timeout 1s``, haproxy balancing two servers by an affinity cookie.
 
 The origin is a threaded HTTP server on loopback that records each request's head as it arrived, so what a
 proxy passed on (never ``Proxy-Authorization``, never a second request relayed raw) is pinned. Skipped where a
@@ -27,6 +27,7 @@ from diverge_codec.relay.http_client import HttpClient, ProxyError  # noqa: E402
 class Origin(ThreadingHTTPServer):
     daemon_threads = True
     heads: list[str]
+    tag = ""
 
 
 class Answer(BaseHTTPRequestHandler):
@@ -38,7 +39,7 @@ class Answer(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         self.server.heads.append(f"{self.requestline}\n{self.headers}")  # type: ignore[attr-defined]
-        answer = f"{self.command} {self.path} {len(body)}".encode()
+        answer = f"{self.command} {self.path} {len(body)}{self.server.tag}".encode()  # type: ignore[attr-defined]
         self.send_response(200)
         self.send_header("Content-Length", str(len(answer)))
         self.end_headers()
@@ -51,9 +52,9 @@ class Answer(BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def origin(tls: infra.TlsFiles | None = None) -> Iterator[Origin]:
+def origin(tls: infra.TlsFiles | None = None, tag: str = "") -> Iterator[Origin]:
     server = Origin(("127.0.0.1", 0), Answer)
-    server.heads = []
+    server.heads, server.tag = [], tag
     if tls is not None:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(tls.cert_file, tls.key_file)
@@ -150,3 +151,24 @@ def test_behind_nginx_with_keepalive_timeout_1s_no_request_spaced_at_the_timeout
         answers, _ = asyncio.run(asyncio.wait_for(main(), 60))
     assert answers == [(200, b"POST /mcp 2"), (200, b"GET /mcp 0")] * (REQUESTS_AT_THE_TIMEOUT // 2)
     assert len(plain.heads) == REQUESTS_AT_THE_TIMEOUT  # each arrived once
+
+
+def test_behind_haproxy_the_affinity_cookie_keeps_every_request_on_one_server_until_it_dies():
+    """haproxy inserts ``SERVERID``; the client sends it back, so every request reaches the server that made the
+    session. That server killed, haproxy's health check takes it out and the requests (sent again where the
+    connection fails first) reach the other."""
+    with origin(tag=" a") as first, origin(tag=" b") as second:
+        with infra.haproxy([("127.0.0.1", first.server_port), ("127.0.0.1", second.server_port)]) as balancer:
+
+            async def main() -> tuple[list[bytes], list[bytes]]:
+                async with HttpClient() as client:
+                    before = [(await fetch(client, "GET", balancer.url + "/mcp"))[1] for _ in range(6)]
+                    kept = first if before[0].endswith(b" a") else second
+                    await asyncio.to_thread(kept.shutdown)
+                    await asyncio.to_thread(kept.server_close)
+                    await asyncio.sleep(1.5)  # three health checks
+                    after = [(await fetch(client, "GET", balancer.url + "/mcp"))[1] for _ in range(3)]
+                    return before, after
+            before, after = asyncio.run(asyncio.wait_for(main(), 30))
+    assert len(set(before)) == 1 and before[0] in (b"GET /mcp 0 a", b"GET /mcp 0 b")  # one server: the cookie's
+    assert set(after) == {b"GET /mcp 0 b" if before[0].endswith(b" a") else b"GET /mcp 0 a"}

@@ -209,6 +209,21 @@ def test_no_retry_on_a_fresh_connection_after_an_answer_began_or_twice(case):
                                      else "the server closed the connection without answering")
     run(main())
     assert len(backend.opened) == len(streams) and client.retried == (1 if case == "second failure" else 0)
+    assert len(backend.dialled) == len(streams) + (case != "answer begun")  # a probe for TLS on a fresh one
+
+
+def test_an_http_url_to_a_server_that_hangs_up_but_speaks_tls_is_named_as_such():
+    """A TLS server reads plain HTTP as garbage and closes without a byte: a TLS handshake on the same port
+    (verifying nothing, sending no request) tells that apart from a server that closed unanswered."""
+    tls_server = ScriptedStream([])
+    client, backend, _ = client_on(ScriptedStream([END]), tls_server)
+
+    async def main() -> None:
+        with pytest.raises(HttpProtocolError) as caught:
+            await fetch(client)
+        assert str(caught.value) == "the server answered with TLS: use an https:// URL"
+    run(main())
+    assert tls_server.tls[0].verify_mode == ssl.CERT_NONE and tls_server.aborted and not tls_server.sent
 
 
 def test_a_reset_on_a_fresh_connection_is_a_read_error_not_retried():
@@ -291,8 +306,8 @@ def test_a_dead_proxy_is_named_as_the_hop_that_failed(monkeypatch, scheme, varia
     async def main() -> None:
         with pytest.raises(ProxyError) as caught:
             await fetch(client, url=f"{scheme}://h/mcp")
-        assert str(caught.value) == f"the proxy ({variable} in the environment) is not reachable"
-        assert "3128" not in str(caught.value)
+        assert str(caught.value) == f"the proxy ({variable} in the environment) is not reachable (connection refused)"
+        assert caught.value.__cause__ is None and caught.value.__context__ is None  # the OS's error is no server's
     run(main())
 
 
@@ -454,3 +469,39 @@ def test_every_connection_has_so_keepalive_and_happy_eyeballs(monkeypatch):
             await fetch(HttpClient())
     run(main())
     assert asked == {"host": "h", "port": 80, "happy_eyeballs_delay": http_stream.HAPPY_EYEBALLS_DELAY}
+
+
+@pytest.mark.parametrize("server_does", ["writes", "closes"])
+def test_the_socket_itself_is_asked_before_reuse_not_what_the_loop_has_read(server_does):
+    """A server's close or stale bytes that the event loop has not yet read (asyncio's ``at_eof()`` would still say
+    open) make the connection readable at once: ``poll`` on the socket, as httpcore does."""
+    async def main() -> list[bool]:
+        ours, theirs = socket.socketpair()
+        with theirs:
+            _, stream = await asyncio.get_running_loop().create_connection(http_stream.SocketStream, sock=ours)
+            seen = [stream.readable()]
+            if server_does == "writes":
+                theirs.sendall(b"HTTP/1.1 408 Request Timeout\r\n\r\n")
+            else:
+                theirs.shutdown(socket.SHUT_WR)
+            seen.append(stream.readable())  # no turn of the loop between: only the socket knows
+            stream.abort()
+            return seen
+    assert run(main()) == [False, True]
+
+
+def test_a_reused_connection_whose_server_does_not_read_is_a_write_timeout_not_retried():
+    class Unread(ScriptedStream):
+        async def drain(self) -> None:
+            if self.requests:
+                await asyncio.sleep(10)  # the server stopped reading
+            await super().drain()
+    first = Unread([ok()])
+    client, backend, _ = client_on(first, ScriptedStream([ok()]), write_timeout=0.05)
+
+    async def main() -> None:
+        await fetch(client)
+        with pytest.raises(http_client.WriteTimeout):
+            await fetch(client, "DELETE")
+    run(main())
+    assert len(backend.opened) == 1 and client.retried == 0

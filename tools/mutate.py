@@ -47,10 +47,14 @@ TOOLS_BEGIN = ["tests/test_tools_begin.py", "tests/test_tools_begin_reader.py", 
 STREAM = ["tests/test_stream.py", "tests/test_stream_records.py", "tests/test_stream_write.py", "tests/test_reentrancy.py"]
 SEQUENCE = ["tests/test_sequence.py", "tests/test_sequence_edges.py", "tests/test_proxy.py", "tests/test_contract.py",
             "tests/test_reentrancy.py"]
+HTTP_CLIENT = ["tests/test_http_client_pool.py", "tests/test_http_client.py", "tests/test_http_driver.py"]
 ORACLES: dict[str, list[str]] = {
     f"{PKG}/relay/session.py": SANS_IO_RELAY,
     f"{PKG}/relay/outbox.py": SANS_IO_RELAY,
-    f"{PKG}/relay/http_client.py": ["tests/test_http_client.py", "tests/test_http_driver.py"],
+    f"{PKG}/relay/http_client.py": HTTP_CLIENT,
+    f"{PKG}/relay/http_stream.py": HTTP_CLIENT,
+    f"{PKG}/relay/http_proxy.py": HTTP_CLIENT,
+    f"{PKG}/relay/http_tls.py": HTTP_CLIENT,
     f"{PKG}/_mcp_notifications_py.py": PURE_CODEC,
     f"{PKG}/_tools_begin_py.py": TOOLS_BEGIN,
     f"{PKG}/_stream_py.py": STREAM,

@@ -69,6 +69,9 @@ HINTS = (
                                 "check the URL's path (often /mcp, or /sse for the older transport)"),
     (re.compile(r"WRONG_VERSION_NUMBER|wrong version number|record layer failure|http request", re.I),
      "TLS failed at its first bytes: the server may speak plain HTTP: try http:// instead of https://"),
+    (re.compile(r"\bthe proxy\b", re.I), "the proxy failed, not the server: check http_proxy, https_proxy and no_proxy "
+                                      "(and the credentials in them)"),
+    (re.compile(r"--cacert|use an https?:// URL|certificate is not for|certificate expired", re.I), None),  # says its fix
     (re.compile(r"refused", re.I), "nothing is listening at that host and port: is the server running, on that port?"),
     (re.compile(r"name resolution|name or service|nodename", re.I), "the host name could not be resolved: check the URL's host"),
     (re.compile(r"CERTIFICATE|TLS|SSL", re.I), "TLS failed: check the certificate, or whether the server speaks https"),

@@ -29,7 +29,8 @@ and the system's CAs are loaded here only for an https URL. What it does:
 - proxies (``http_proxy``) and TLS (``http_tls``) as the platform has them.
 
 Errors are each an ``HttpError``, whose text names no URL, header or value; the OS's error is the
-``__cause__``, except for ``TlsError`` and ``ProxyError``, whose own words say what failed and how to fix it.
+``__cause__``, except for ``TlsError`` and ``ProxyError``, whose own words say what failed (the proxy, not the
+server) and how to fix it: nothing is chained to them.
 ``transport``: a function answering each ``Request`` instead of the network; ``backend``: what opens a
 connection (``open_stream``; the tests' scripted one), under the real request building and pooling.
 """
@@ -38,6 +39,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import socket
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any, Union, cast
@@ -238,7 +241,7 @@ class _Connection:
         except h11.RemoteProtocolError as error:
             words = _protocol_words(error)
         if self.first[:1] in (b"\x15", b"\x16") and self.first[1:2] == b"\x03":
-            words = "the server answered with TLS: use an https:// URL"
+            words = SPEAKS_TLS
         raise HttpProtocolError(words)  # outside the except: h11's text, which can quote the server, is not chained
 
     async def fill(self) -> None:
@@ -280,6 +283,7 @@ class _Connection:
 CUT_SHORT = "the server closed the connection in the middle of a response"
 UNANSWERED = "the server closed the connection without answering"
 NOT_HTTP = "the server's response is not HTTP/1.1"
+SPEAKS_TLS = "the server answered with TLS: use an https:// URL"
 
 
 def _protocol_words(error: BaseException) -> str:
@@ -326,9 +330,9 @@ class HttpClient:
         self.write_timeout = write_timeout
         self.transport = transport
         self.backend: Backend = backend or open_stream
-        self.idle_seconds = idle_seconds
+        self.idle_seconds: float = idle_seconds
         self.clock: Callable[[], float] = time.monotonic
-        self.retried = 0
+        self.retried: int = 0
         """Requests sent again on a fresh connection after a reused one failed first."""
         self._slots = asyncio.Semaphore(max_connections)
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
@@ -443,8 +447,10 @@ class HttpClient:
                     await self._send(connection, request, content)
                     connection.answer = await connection.head()
                 except (WriteError, ReadError, HttpProtocolError) as error:
-                    if connection.uses == 1 or connection.received or attempt == 2:
-                        raise
+                    if str(error) == UNANSWERED and key[0] == "http" and proxy is None and connection.uses == 1:
+                        await self._tls_spoken_here(key[1], key[2])
+                    if connection.uses == 1 or connection.received or attempt == 2 or isinstance(error, WriteTimeout):
+                        raise  # a server that does not read is no stale connection
                     if again or isinstance(error.__cause__, NotSent):
                         raise _Retry from None
                     failure: HttpError = error
@@ -464,6 +470,19 @@ class HttpClient:
             raise RequestNotAnswered("the server closed a kept-alive connection before answering; the request may "
                                      "have reached it") from failure
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _tls_spoken_here(self, host: str, port: int) -> None:
+        """HttpProtocolError saying so where a server that closed a fresh http:// connection unanswered completes a
+        TLS handshake on the same port (a TLS server reads plain HTTP as garbage and hangs up; no request is sent)."""
+        from .http_tls import insecure_probe
+
+        try:
+            probe = await asyncio.wait_for(self._dial("https", host, port, None, tls=insecure_probe()),
+                                           self.connect_timeout)
+        except (HttpError, OSError, asyncio.TimeoutError):
+            return
+        probe.abort()
+        raise HttpProtocolError(SPEAKS_TLS)
 
     async def _connection(self, key: tuple[str, str, int], proxy: str | None, fresh: bool) -> _Connection:
         """An idle connection fit for reuse (not expired, nothing to read on it), else a new one."""
@@ -514,10 +533,14 @@ class HttpClient:
         return stream
 
     async def _open_tcp(self, host: str, port: int, words: str, error_type: type[ConnectError]) -> Stream:
+        """A TCP connection; ConnectError (the OS's error its cause) for the server, ProxyError for the proxy: its
+        words carry the OS's reason and nothing is chained, so no reader takes the OS's error for the server's."""
         try:
             return await self.backend(host, port)
         except OSError as error:  # refused, unreachable, a name not resolved
             failure = error
+        if error_type is ProxyError:
+            raise ProxyError(f"{words} ({_os_words(failure)})")
         raise error_type(words) from failure
 
     async def _handshake(self, stream: Stream, tls: Any, scheme: str, host: str, port: int, proxy: str | None) -> None:
@@ -631,11 +654,13 @@ async def _tunnel(stream: Stream, host: str, port: int, proxy: str) -> None:
         if not 200 <= event.status_code < 300:
             raise ProxyError(_refusal_words(event.status_code, "the tunnel"))
         return
-    raise ProxyError("the proxy's tunnel failed") from failure
+    raise ProxyError("the proxy's tunnel failed (" + (_os_words(failure) if isinstance(failure, OSError)
+                                                      else "the proxy hung up, or did not answer in HTTP/1.1") + ")")
 
 
-def default_tls() -> Any:
-    """The system's CAs (``http_tls.default_tls``, here for the client's callers)."""
-    from .http_tls import default_tls as system
+def _os_words(error: OSError) -> str:
+    """The OS's reason in a few words, without the address asyncio's text names."""
+    if isinstance(error, socket.gaierror):
+        return "its name could not be resolved"
+    return os.strerror(error.errno).lower() if error.errno else type(error).__name__
 
-    return system()

@@ -30,13 +30,26 @@ then every 10 s, the connection given up after 3 unanswered: a dead peer noticed
 class Stream(Protocol):
     """One connection's bytes, as the client uses them (``SocketStream``; the tests' scripted streams)."""
 
-    async def read(self) -> bytes: ...  # what arrived (b"" at the server's end); OSError when it broke
-    def write(self, data: bytes) -> None: ...  # NotSent if the connection had already ended
-    async def drain(self) -> None: ...
-    def readable(self) -> bool: ...  # bytes or an end waiting, on the socket or already read from it
-    async def start_tls(self, context: Any, server_hostname: str) -> None: ...
-    def peer_certificate(self) -> bytes | None: ...
-    def abort(self) -> None: ...
+    async def read(self) -> bytes:
+        """What arrived since the last read (b"" at the server's end); OSError when the connection broke."""
+
+    def write(self, data: bytes) -> None:
+        """Queue ``data``; NotSent if the connection had already ended (the request provably never left)."""
+
+    async def drain(self) -> None:
+        """Wait until what was written is handed to the OS; OSError when the connection broke."""
+
+    def readable(self) -> bool:
+        """Whether bytes or an end wait, on the socket or already read from it (a pooled connection unfit)."""
+
+    async def start_tls(self, context: Any, server_hostname: str) -> None:
+        """TLS over this connection; ``ssl.SSLError`` (an OSError) when the handshake fails."""
+
+    def peer_certificate(self) -> bytes | None:
+        """The server's certificate as DER, once TLS is on."""
+
+    def abort(self) -> None:
+        """Close at once, without waiting for what is unsent."""
 
 
 class NotSent(OSError):

@@ -84,7 +84,7 @@ def insecure_probe() -> Any:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
-    return context
+    return offer_http11(context)
 
 
 def wants_certificate(error: BaseException) -> bool:
