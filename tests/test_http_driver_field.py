@@ -144,6 +144,7 @@ def test_a_gateway_status_on_the_get_stream_is_a_server_away_and_after_the_windo
     assert server_report["error"] == f"HTTP {status} on the event stream" and server_report["ended_by"] == "connection lost"
     assert server_report["statuses"][str(status)] >= 2 and _status(report) == 1
     assert [n["params"]["data"] for n in notes] == ["before"]
+    assert "DELETE" not in [method for method, _, _, _ in server.requests]  # nothing sent to a server gone
     assert f"the server cannot be reached (HTTP {status} on " in caplog.text
     assert "trying again until" in caplog.text and f"the relay gives up: HTTP {status} on the event stream" in caplog.text
 

@@ -658,8 +658,9 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
     # --- the end --------------------------------------------------------------------------
 
     async def _end_session(self) -> None:
-        """DELETE the session (a 405 says the server does not allow it: fine)."""
-        if self._session_id is None or self._ended_by == "session gone" or self.report.server["transport"] == "sse":
+        """DELETE the session (a 405 says the server does not allow it: fine); not where the server is gone."""
+        if self._session_id is None or self._ended_by in ("session gone", "connection lost") or \
+                self.report.server["transport"] == "sse":
             return
         try:
             status = await asyncio.wait_for(self._delete(), DELETE_TIMEOUT)
