@@ -10,7 +10,9 @@ One sans-IO session, several transport drivers side by side over it:
 - ``channel``: what every driver shares (the channel's writers, ``RelayOptions``, the pump);
 - ``stdio``: ``ServerRelay``, a server run as a child process;
 - ``streamable_http``: ``HttpRelay``, a remote server over Streamable HTTP (the ``[http]`` extra), and
-  ``http_sse`` beside it, the older HTTP+SSE, both on ``http_client`` (HTTP/1.1 by h11 on asyncio);
+  ``http_sse`` beside it, the older HTTP+SSE, with ``http_streams`` (bodies and streams read),
+  ``http_reach`` (whether the server can be reached) and ``http_body`` (content codings), all on
+  ``http_client`` (HTTP/1.1 by h11 on asyncio);
 - ``leftovers``: what a stdio server leaves behind, found and ended.
 
 The public names below are importable from here; each module loads on first use, so a

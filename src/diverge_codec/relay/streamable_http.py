@@ -17,18 +17,24 @@ stdio driver over the same sans-IO ``RelaySession``:
 - a stream that drops is resumed with ``Last-Event-ID`` where the server gave event ids
   (``reconnects``); one that cannot be is counted (``unrecovered``); an event whose id was
   already relayed in the session is a replay: dropped and counted (``replayed``);
-- **a lost session is started again**: a 404 for the session (or a 400 that says it is unknown,
-  as server-everything answers), or a server that cannot be reached mid-session, makes a new
-  session as MCP asks (``initialize``, then the ``requests`` again; calls in flight are counted
-  failed, never re-sent). While the server cannot be reached the relay tries again with capped
-  exponential backoff for ``reconnect_window`` seconds, then ends: "connection lost";
-- at the end the session is DELETEd.
+- **a session is lost only on the server's word**: a 404 for the session (or a 400 that says it is
+  unknown, as server-everything answers) makes a new session as MCP asks (``initialize``, then the
+  ``requests`` again; calls in flight are counted failed, never re-sent). One request that fails
+  fails alone (``posts_failed``). A server that cannot be reached (no connection, or a gateway's
+  502-504, 429 with ``Retry-After``: ``http_reach``) is tried again with capped exponential backoff
+  for ``reconnect_window`` seconds: then a new session where it forgot the old one, or the end,
+  "connection lost", naming the status;
+- the server's requests (``ping``) and the relay's are two id spaces: an answer POSTed to the
+  server awaits nothing, so its ``202`` touches none of the relay's pending requests;
+- the GET stream silent for ``stream_timeout`` is opened again from its last event id (``http_streams``);
+- at the end the session is DELETEd (not where the server is gone).
 
-Bounded whatever the server sends: every body is read in pieces (a compressed one inflated
-``PIECE`` bytes at a time, the loop given a turn between pieces); one the relay does not parse
-(another content type, an error status) is read ``REASON_BYTES`` at most, then closed and
+Bounded whatever the server sends: every body is read in pieces (``http_streams``, ``http_body``: a
+compressed one inflated ``PIECE`` bytes at a time, the loop given a turn between pieces); one the relay
+does not parse (another content type, an error status) is read ``REASON_BYTES`` at most, then closed and
 counted; POSTs in flight are at most ``MAX_POSTS`` (the rest wait their turn); a redirect is
-followed only within the origin (307/308, at most ``MAX_REDIRECTS``); a stream that ends at
+followed only within the origin (307/308, at most ``MAX_REDIRECTS``; one answering a POST moves the
+URL, one answering the GET stream moves that GET alone); a stream that ends at
 once is reopened after a floor and a growing backoff. The report's ``server`` says
 ``transport`` (``streamable-http`` or ``sse``), whether a session id was given (never its value), the statuses met,
 sessions, reconnects and what ended it. Neither the URL nor a header's value appears in the
