@@ -510,9 +510,8 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
                         else:
                             await self._read_answer(response, request_id, generation, what)
                 except self._http.HttpError as error:
-                    if not self._stop.is_set():
-                        self._request_failed(request_id, what, _why(error), generation,
-                                             unreachable=isinstance(error, self._http.ConnectError))
+                    self._request_failed(request_id, what, _why(error), generation,
+                                         unreachable=isinstance(error, self._http.ConnectError))
         finally:
             self._waiting_posts -= 1
             self.session.server_reading = self._waiting_posts <= MAX_POSTS
@@ -522,6 +521,8 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
         """One POST failed: that request alone (counted, said), never the session. Where the server could not be
         reached, its outage begins, unless its stream is open and flowing (that says it is there): the GET stream
         (opened again if it was not) watches for the outage's end."""
+        if self._stop.is_set():  # the relay is ending: nothing to say or to watch
+            return
         self._posts_failed += 1
         log.info("%s failed (%s): that one alone; the session goes on", what, why)
         self._give_up(request_id, f"{what} failed: {why}")
