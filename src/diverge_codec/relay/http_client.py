@@ -8,8 +8,8 @@ and the system's CAs are loaded here only for an https URL. What it does:
   as raw pieces (the transfer coding removed, any content coding left to the caller, which inflates in
   bounded steps); a body not read to its end closes the connection, one read to its end returns it to the
   pool (keep-alive, at most ``max_connections`` open at once);
-- cookies the server sets kept for its host and sent back (a load balancer's session affinity), as httpx
-  does for the MCP SDKs; a ``User-Agent`` of ``diverge-codec/VERSION`` unless one is given;
+- cookies the server sets kept for its host and sent back (``cookies.CookieJar``: a load balancer's session
+  affinity); a ``User-Agent`` of ``diverge-codec/VERSION`` unless one is given;
 - a connect timeout (TCP, a proxy's tunnel and TLS together) and a write timeout; no read timeout (a
   stream may be quiet for hours: the relay's own deadlines end it);
 - a response head is at most ``HEAD_BYTES``; a server that breaks HTTP/1.1 is ``HttpProtocolError``;
@@ -36,6 +36,7 @@ from urllib.parse import unquote, urlsplit
 import h11
 
 from .._version import __version__
+from .cookies import CookieJar
 
 __all__ = ["ConnectError", "ConnectTimeout", "Headers", "HttpClient", "HttpError", "ProxyError", "ReadError",
            "HttpProtocolError", "Request", "Response", "WriteError", "WriteTimeout", "proxy_for"]
@@ -46,10 +47,6 @@ HEAD_BYTES = 64 * 1024
 """The longest response head (status line and headers) accepted."""
 DEFAULT_PORTS = {"http": 80, "https": 443}
 USER_AGENT = f"diverge-codec/{__version__}"
-MAX_COOKIES = 50
-"""Cookies kept for one host (a load balancer's session affinity needs one or two); more are ignored."""
-COOKIE_BYTES = 4096
-"""The longest cookie kept (RFC 6265's floor for what a client keeps)."""
 
 
 class HttpError(Exception):
@@ -277,7 +274,7 @@ class HttpClient:
         self._slots = asyncio.Semaphore(max_connections)
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._open: set[_Connection] = set()
-        self._cookies: dict[str, dict[str, tuple[str, bool]]] = {}  # host -> name -> (value, secure)
+        self._cookies = CookieJar()
 
     async def __aenter__(self) -> HttpClient:
         return self
@@ -299,33 +296,6 @@ class HttpClient:
         if not any(name.lower() == "user-agent" for name, _ in merged):
             merged.append(("User-Agent", USER_AGENT))
         return merged
-
-    def _cookie_header(self, host: str, scheme: str) -> list[tuple[str, str]]:
-        kept = self._cookies.get(host)
-        if not kept:
-            return []
-        pairs = [f"{name}={value}" for name, (value, secure) in kept.items() if scheme == "https" or not secure]
-        return [("Cookie", "; ".join(pairs))] if pairs else []
-
-    def _keep_cookies(self, host: str, headers: Headers) -> None:
-        """The ``Set-Cookie``s of a response, kept for its host as a browser would at their simplest (RFC 6265: a
-        name and value, ``Secure``, removed by ``Max-Age=0``); the MCP SDKs' httpx keeps them too, and a load
-        balancer's session affinity depends on them."""
-        for name, value in headers.raw:
-            if name != b"set-cookie" or len(value) > COOKIE_BYTES:
-                continue
-            pair, *attributes = value.decode("latin-1").split(";")
-            cookie, equals, content = pair.partition("=")
-            cookie, content = cookie.strip(), content.strip()
-            if not equals or not cookie:
-                continue
-            flags = {attribute.strip().partition("=")[0].lower(): attribute.strip().partition("=")[2].strip()
-                     for attribute in attributes}
-            kept = self._cookies.setdefault(host, {})
-            if flags.get("max-age", "1").lstrip("-").isdigit() and int(flags.get("max-age", "1")) <= 0:
-                kept.pop(cookie, None)
-            elif cookie in kept or len(kept) < MAX_COOKIES:
-                kept[cookie] = (content, "secure" in flags)
 
     @contextlib.asynccontextmanager
     async def stream(self, method: str, url: str, headers: Mapping[str, str] | None = None,
@@ -351,7 +321,7 @@ class HttpClient:
             target = f"http://{authority}{target}"  # absolute form: the proxy forwards it
         lines = [("Host", authority), *merged]
         if not any(name.lower() == "cookie" for name, _ in merged):
-            lines += self._cookie_header(host, scheme)
+            lines += self._cookies.header(host, scheme)
         if proxy is not None and scheme == "http":
             lines += _proxy_authorization(proxy)
         if content is not None or method in ("POST", "PUT", "PATCH"):
@@ -362,7 +332,7 @@ class HttpClient:
                 await self._send(connection, h11.Request(method=method, target=target, headers=lines), content)
                 head = await connection.head()
                 response = Response(head.status_code, Headers(head.headers), self._body(connection))
-                self._keep_cookies(host, response.headers)
+                self._cookies.keep(host, response.headers.raw)
                 yield response
             finally:
                 self._release(connection)

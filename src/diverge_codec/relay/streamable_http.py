@@ -56,7 +56,7 @@ from .._json import loads
 from .eventstream import EventParser, RecentIds
 from .channel import ChannelRelay, ChannelWriter, RelayOptions, _first
 from .http_sse import LegacySse
-from .remote_auth import CredentialError, TokenSource, describe_challenge
+from .remote_auth import CredentialError, TokenSource, describe_challenge, log as _auth_log, parse_challenge
 from .session import Phase, RelayReport
 
 __all__ = ["TRANSPORTS", "HttpRelay", "check_url", "load_client", "parse_header"]
@@ -98,6 +98,8 @@ METADATA_BYTES = 64 * 1024
 """The most read of a protected resource's metadata (RFC 9728)."""
 METADATA_TIMEOUT = 5.0
 """Seconds the metadata may take, all told."""
+METADATA_URL_CHARS = 2048
+"""The longest ``resource_metadata`` URL followed; a longer one is not."""
 
 
 class _Refused(Exception):
@@ -359,12 +361,14 @@ class HttpRelay(LegacySse, ChannelRelay):
                 headers = {**headers, "Authorization": self.tokens.header or ""}
             async with self._client.stream(method, url, headers=headers, content=content) as response:
                 self._statuses[response.status_code] += 1
-                if response.status_code == 401 and self.tokens is not None and not retried:  # expired: a new one, once
+                if (response.status_code == 401 and self.tokens is not None and not retried  # expired: a new one, once
+                        and self.tokens.may_refresh(sent_version)):
                     retried = True
                     await self._read_reason(response, count=False)
                     await self._token(sent_version)
                     continue
                 if response.status_code not in REDIRECTS:
+                    self._count_refusal(response.status_code, what)
                     yield response
                     return
                 target = urljoin(url, response.headers.get("location", ""))
@@ -385,22 +389,40 @@ class HttpRelay(LegacySse, ChannelRelay):
         except CredentialError as error:
             raise _Refused(str(error)) from None
 
+    _refusal_said: int | None = None  # the token version the last refusal was logged for
+
+    @property
+    def _token_sent(self) -> bool:
+        return self.tokens is not None or any(name.lower() == "authorization" for name, _ in self.headers)
+
+    def _count_refusal(self, status: int, what: str) -> None:
+        """A request answered 401 or 403 for good (after a new token, where one could be had): counted ``refused``
+        in the report (its call fails, never answered), and said once for each token."""
+        if status not in (401, 403):
+            return
+        server = self.report.server
+        server["refused"] = server.get("refused", 0) + 1
+        version = self.tokens.version if self.tokens is not None else 0
+        if self._refusal_said != version:
+            self._refusal_said = version
+            words = describe_challenge(status, None, None, token_sent=self._token_sent)[0]
+            _auth_log.info("HTTP %d on %s: %s", status, what, words)
+
     async def _refused_status(self, response: Any, status: int, what: str) -> None:
         """Raise the refusal of a request answered ``status``, in words: for 401/403 what authorization the
         server asks for (its ``WWW-Authenticate`` and, where it publishes one, its RFC 9728 metadata)."""
         if status not in (401, 403):
             raise _Refused(f"HTTP {status} on {what}")
         challenge = response.headers.get("www-authenticate")
-        _, found = describe_challenge(status, challenge, None)
-        metadata = await self._resource_metadata(found.get("resource_metadata"))
-        words, found = describe_challenge(status, challenge, metadata)
+        metadata = await self._resource_metadata(parse_challenge(challenge)[1].get("resource_metadata") if challenge else None)
+        words, found = describe_challenge(status, challenge, metadata, token_sent=self._token_sent, url=self.url)
         self.report.server["authorization"] = found
         raise _Refused(f"HTTP {status} on {what}: {words}")
 
     async def _resource_metadata(self, url: object) -> dict[str, Any] | None:
         """The protected resource's metadata (RFC 9728), fetched with no header of the relay's (another origin
         may serve it); None where there is none or it cannot be read within bounds."""
-        if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https"):
+        if not isinstance(url, str) or len(url) > METADATA_URL_CHARS or urlsplit(url).scheme not in ("http", "https"):
             return None
         try:
             body = await asyncio.wait_for(self._metadata_body(url), METADATA_TIMEOUT)
@@ -791,7 +813,10 @@ class HttpRelay(LegacySse, ChannelRelay):
             pass
 
     async def _delete(self) -> int:
-        async with self._client.stream("DELETE", self.url, self._request_headers()) as response:
+        headers = self._request_headers()
+        if self.tokens is not None and self.tokens.header is not None:  # the current token, never a new run at the end
+            headers["Authorization"] = self.tokens.header
+        async with self._client.stream("DELETE", self.url, headers) as response:
             return int(response.status_code)
 
 
