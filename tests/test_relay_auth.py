@@ -146,6 +146,14 @@ def test_a_request_sent_with_an_older_token_gets_the_current_one_without_a_run()
     assert asyncio.run(main()) == ("Bearer tok-1", "Bearer tok-1") and tokens.runs == 1
 
 
+def test_the_timeout_is_said_in_its_own_words():
+    from diverge_codec.cli._watch import unreachable_line
+
+    error = "--token-command did not finish within 30 s (it was ended, with everything it started)"
+    line = unreachable_line({"server": {"transport": "streamable-http", "started": False, "error": error}})
+    assert line == f"{error}: no request was sent without the token"
+
+
 # --- the driver's auth, against a scripted server (http_transport: no process, no socket) ---------------------
 
 h11 = pytest.importorskip("h11", reason="the HTTP driver needs the [http] extra (h11)")
