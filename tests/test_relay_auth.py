@@ -136,6 +136,23 @@ def test_a_new_token_is_had_at_most_once_in_the_documented_interval():
     assert tokens.runs == 2 and seen == ["Bearer tok-1", "Bearer tok-2", True, True]
 
 
+def test_a_token_that_served_is_renewed_at_once_when_it_expires():
+    clock = Clock()
+    tokens = Counted("unused", clock=clock)
+
+    async def main() -> list[bool]:
+        await tokens.refresh(0)
+        refused_from_the_start = tokens.may_refresh(1)
+        tokens.accepted(0)  # an older token's answer says nothing of the current one
+        still = tokens.may_refresh(1)
+        tokens.accepted(1)
+        expired = tokens.may_refresh(1)
+        await tokens.refresh(1)
+        return [refused_from_the_start, still, expired, tokens.may_refresh(2)]
+
+    assert asyncio.run(main()) == [False, False, True, False] and tokens.runs == 2
+
+
 def test_a_request_sent_with_an_older_token_gets_the_current_one_without_a_run():
     tokens = Counted("unused", clock=Clock())
 
@@ -146,12 +163,14 @@ def test_a_request_sent_with_an_older_token_gets_the_current_one_without_a_run()
     assert asyncio.run(main()) == ("Bearer tok-1", "Bearer tok-1") and tokens.runs == 1
 
 
-def test_the_timeout_is_said_in_its_own_words():
+def test_a_token_command_failure_is_no_unreachable_server():
     from diverge_codec.cli._watch import unreachable_line
 
     error = "--token-command did not finish within 30 s (it was ended, with everything it started)"
-    line = unreachable_line({"server": {"transport": "streamable-http", "started": False, "error": error}})
-    assert line == f"{error}: no request was sent without the token"
+    assert unreachable_line({"server": {"transport": "streamable-http", "started": False, "error": error}}) is None
+    assert unreachable_line({"server": {"transport": "streamable-http", "started": False, "error": "refused"}}) == (
+        "could not reach the server (refused): nothing is listening at that host and port: is the server running, "
+        "on that port?")
 
 
 # --- the driver's auth, against a scripted server (http_transport: no process, no socket) ---------------------
@@ -209,11 +228,11 @@ def _relay_with_tokens(server: Server, **options: Any) -> dict[str, Any]:
 def test_a_server_that_refuses_every_token_runs_the_command_once_and_every_call_is_refused():
     server = RefusingAfterInitialize()
     report = _relay_with_tokens(server, calls=[(f"t{index}", {}) for index in range(20)], until_answered=True)
-    assert report["server"]["token_command_runs"] == 1  # 43bf8bf: 23, one a refusal
+    assert report["server"]["token_command_runs"] == 2  # 43bf8bf: 23, one a refusal; tok-1 served initialize
     assert report["calls"] == {"sent": 20, "answered": 0, "failed": 20, "timed_out": 0}
     assert report["server"]["refused"] == 22  # the 20 calls, notifications/initialized and the GET
     deletes = [headers for method, _, headers, _ in server.requests if method == "DELETE"]
-    assert [headers.get("authorization") for headers in deletes] == ["Bearer tok-1"]  # 43bf8bf: None
+    assert [headers.get("authorization") for headers in deletes] == ["Bearer tok-2"]  # 43bf8bf: None
 
 
 def test_a_401_to_a_request_without_a_token_says_none_was_sent():

@@ -145,6 +145,14 @@ def test_the_relay_s_end_ends_a_hanging_token_command(how, tmp_path):
     assert _gone(pids)  # 43bf8bf: the command (its own session) ran on, its sleep 99 too
 
 
+def test_a_token_command_that_fails_is_said_in_its_own_words_once():
+    done = subprocess.run([*RELAY, "--url", "http://127.0.0.1:9/mcp", "--token-command", "exit 3", "--out", os.devnull],
+                          capture_output=True, text=True, timeout=60)
+    lines = done.stderr.splitlines()
+    assert done.returncode == 1 and lines[:-1] == ["diverge-codec: --token-command failed (exit status 3)"]
+    assert _report(done.stderr)["server"]["error"] == "--token-command failed (exit status 3)"
+
+
 @pytest.mark.parametrize("server", ["challenge:64000"], indirect=True)
 def test_a_64_kb_challenge_ends_the_relay_within_its_request_timeout(server):
     url, _ = server

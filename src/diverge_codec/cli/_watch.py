@@ -93,8 +93,8 @@ def unreachable_line(report: dict[str, Any]) -> str | None:
     """One line for a server that was never reached, or never completed the handshake: what happened and a hint."""
     server = report.get("server") or {}
     shutdown = str(server.get("shutdown") or "")
-    if str(server.get("error") or "").startswith("--token-command"):  # the relay's own credential, not the server
-        return f"{escape(str(server['error']))}: no request was sent without the token"
+    if str(server.get("error") or "").startswith("--token-command"):  # the relay's own credential: said as it
+        return None                                                       # happened (the log), never "could not reach"
     if server.get("transport") is not None and not server.get("started", False):  # a remote server
         why = str(server.get("error") or "no answer")
         statuses = " ".join(str(code) for code in (server.get("statuses") or {}))

@@ -3,10 +3,11 @@
 - ``expand_header``: ``${NAME}`` in a ``--header`` value is taken from the environment, so a token
   need not be in the process list; an unset name is refused by name, never by value.
 - ``TokenSource``: ``--token-command``, run before the first request and again when a request sent with the
-  current token is answered 401, at most once in ``TOKEN_REFRESH_EVERY`` seconds (a 401 sooner than that
-  is the server's refusal, not an expired token). Its standard output, read to its end or to the command's
-  exit (whatever it left running may hold the pipe: not waited on), is the bearer token, ``Bearer `` before
-  it allowed (any OAuth tool that prints an access token serves: a client-credentials script, a cloud CLI).
+  current token is answered 401: at once if that token served before (it expired), else once its run is
+  ``TOKEN_REFRESH_EVERY`` seconds old (a token refused from the start is the server's refusal). Its
+  standard output, read to its end or to the command's exit (whatever it left running may hold the pipe:
+  not waited on), is the bearer token, a ``Bearer`` prefix allowed (any OAuth tool that prints an access
+  token serves: a client-credentials script, a cloud CLI).
   The command's whole process group is ended on every path: its exit, ``TOKEN_COMMAND_TIMEOUT``, the
   relay's end. Its failure is one line that names no token.
 - ``parse_challenge`` and ``describe_challenge``: what a 401 or 403 says about authorization (RFC 6750's
@@ -40,7 +41,7 @@ TOKEN_COMMAND_TIMEOUT = 30.0
 TOKEN_BYTES = 16 * 1024
 """The longest token read from ``--token-command`` (a JWT is a few KiB); a longer output is refused."""
 TOKEN_REFRESH_EVERY = 10.0
-"""The least time between two runs of ``--token-command`` after the first: a 401 sooner is a refusal."""
+"""The least time between two runs of ``--token-command`` while its tokens are refused from the start."""
 TOKEN_POLL = 0.01
 """Seconds between two looks at whether the token command has exited (its output is read meanwhile)."""
 CHALLENGE_CHARS = 8192
@@ -70,7 +71,7 @@ _TOKEN68 = re.compile(rb"(?:[Bb][Ee][Aa][Rr][Ee][Rr] +)?([A-Za-z0-9\-._~+/]+=*)"
 
 
 def usable_token(text: bytes) -> str | None:
-    """A bearer token as RFC 6750 spells one (token68, trailing ``=``), ``Bearer `` before it allowed, or None."""
+    """A bearer token as RFC 6750 spells one (token68, trailing ``=``), a ``Bearer`` prefix allowed, or None."""
     if len(text) > TOKEN_BYTES + 16:
         return None
     match = _TOKEN68.fullmatch(text.strip())
@@ -95,6 +96,7 @@ class TokenSource:
         self.runs: int = 0
         self._value: str | None = None
         self._ran_at: float | None = None
+        self._accepted = False  # whether the current token was ever answered other than 401
         self._clock = clock
         self._lock = asyncio.Lock()
 
@@ -102,10 +104,17 @@ class TokenSource:
     def header(self) -> str | None:
         return self._value
 
+    def accepted(self, seen_version: int) -> None:
+        """A request sent with token ``seen_version`` was answered other than 401: that token served."""
+        if seen_version == self.version:
+            self._accepted = True
+
     def may_refresh(self, seen_version: int) -> bool:
-        """Whether a request sent with token ``seen_version`` and answered 401 may be sent again: a newer token
-        is had already, or the last run is ``every`` seconds ago (else the 401 is the server's refusal)."""
-        return seen_version != self.version or self._ran_at is None or self._clock() - self._ran_at >= self.every
+        """Whether a request sent with token ``seen_version`` and answered 401 may be sent again: a newer token is
+        had or being had already, the token served before (it expired), or its run began ``every`` seconds ago.
+        Otherwise the 401 is the server's refusal: a token refused from the start is not asked for again sooner."""
+        return (seen_version != self.version or self._lock.locked() or self._accepted or self._ran_at is None
+                or self._clock() - self._ran_at >= self.every)
 
     async def refresh(self, seen_version: int) -> str:
         async with self._lock:
@@ -119,6 +128,7 @@ class TokenSource:
                 raise
             self._value = f"Bearer {token}"
             self.version += 1
+            self._accepted = False
             if self.version > 1:
                 log.info("--token-command gave a new token (run %d): the server refused the last one", self.runs)
             return self._value

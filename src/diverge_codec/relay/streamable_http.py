@@ -368,7 +368,7 @@ class HttpRelay(LegacySse, ChannelRelay):
                     await self._token(sent_version)
                     continue
                 if response.status_code not in REDIRECTS:
-                    self._count_refusal(response.status_code, what)
+                    self._answered_auth(response.status_code, what, sent_version if self.tokens is not None else 0)
                     yield response
                     return
                 target = urljoin(url, response.headers.get("location", ""))
@@ -395,10 +395,12 @@ class HttpRelay(LegacySse, ChannelRelay):
     def _token_sent(self) -> bool:
         return self.tokens is not None or any(name.lower() == "authorization" for name, _ in self.headers)
 
-    def _count_refusal(self, status: int, what: str) -> None:
-        """A request answered 401 or 403 for good (after a new token, where one could be had): counted ``refused``
-        in the report (its call fails, never answered), and said once for each token."""
+    def _answered_auth(self, status: int, what: str, sent_version: int) -> None:
+        """A request answered for good (after a new token, where one could be had). 401 or 403: counted ``refused``
+        in the report (its call fails, never answered), and said once for each token; else the token served."""
         if status not in (401, 403):
+            if self.tokens is not None:
+                self.tokens.accepted(sent_version)
             return
         server = self.report.server
         server["refused"] = server.get("refused", 0) + 1
