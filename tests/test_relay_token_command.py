@@ -55,6 +55,16 @@ def test_the_token_is_the_whole_output(command, token):
     assert _token(command) == f"Bearer {token}"
 
 
+def test_without_waitid_as_on_macos_before_python_3_13_it_reads_the_same(monkeypatch, tmp_path):
+    monkeypatch.delattr(os, "waitid", raising=False)
+    pids = tmp_path / "pids"
+    assert _token(f"sleep 95 & echo $! > {pids}; printf 'tok-first'; sleep 0.3; printf 'tok-second'") == (
+        "Bearer tok-firsttok-second")
+    assert _gone(pids)
+    with pytest.raises(CredentialError, match=r"exit status 137\)$"):
+        _token("kill -9 $$")
+
+
 def test_a_child_left_holding_stdout_is_not_waited_on_and_is_ended(tmp_path):
     pids = tmp_path / "pids"
     started = time.monotonic()

@@ -50,7 +50,7 @@ SHOWN_CHARS = 200
 """The longest string a server gave (an authorization server's URL, an error, a scope) shown on stderr or in
 the report; a longer one is cut, ending in ``...``."""
 
-log = logging.getLogger("diverge_codec.relay")
+log: logging.Logger = logging.getLogger("diverge_codec.relay")
 
 
 class CredentialError(Exception):
@@ -193,8 +193,13 @@ def _read_available(fd: int, into: bytearray) -> bool:
 
 
 def _exited(pid: int) -> int | None:
-    """The command's exit status (128 + N for signal N) once it has exited, None while it runs; not reaped."""
+    """The command's exit status (128 + N for signal N) once it has exited, None while it runs; not reaped (where
+    ``os.waitid`` is missing, macOS before Python 3.13, reaped: its group is signalled right after)."""
     try:
+        if not hasattr(os, "waitid"):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            code = os.waitstatus_to_exitcode(status)
+            return None if done == 0 else code if code >= 0 else 128 - code
         result = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
     except ChildProcessError:
         return -1
