@@ -146,7 +146,9 @@ class Watch:
 
     def detach(self) -> None:
         if self._handler is not None:
-            logging.getLogger("diverge_codec.relay").removeHandler(self._handler)
+            logger = logging.getLogger("diverge_codec.relay")
+            logger.removeHandler(self._handler)
+            logger.setLevel(logging.NOTSET)
             self._handler = None
         if self._status is not None:
             self._status.cancel()
