@@ -281,8 +281,10 @@ def register(commands: Any) -> None:
                        help="--url: the transport; auto (the default) tries Streamable HTTP and falls back to the "
                             "older HTTP+SSE (MCP 2024-11-05) where the server answers 400, 404 or 405")
     relay.add_argument("--token-command", metavar="'CMD'",
-                       help="--url: a shell command whose output is a bearer token, run at start and again once "
-                            "when the server answers 401 (the token never appears in ps, the report or an error)")
+                       help="--url: a shell command whose output is a bearer token ('Bearer TOKEN' too), run at "
+                            "start and again when the server answers 401: at once for a token that served, else at "
+                            "most every 10 s; ended with all it started after 30 s or at the relay's end (the token "
+                            "never appears in ps, the report, an error or a log line)")
     relay.add_argument("--cacert", metavar="FILE", help="--url https: verify the server against this CA bundle (PEM)")
     relay.add_argument("--cert", metavar="FILE", help="--url https: present this client certificate (PEM; mTLS)")
     relay.add_argument("--key", metavar="FILE", help="--url https: the client certificate's private key (PEM), if not in --cert")

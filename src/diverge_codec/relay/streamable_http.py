@@ -173,8 +173,8 @@ class HttpRelay(LegacySse, ChannelRelay):
     """One remote server relayed onto one channel over HTTP. ``await run()`` once.
 
     ``transport``: ``auto`` (the default), ``streamable-http`` or ``sse`` (the older HTTP+SSE, ``http_sse``).
-    ``token_command``: a shell command whose output is a bearer token, run at start and again once on a 401
-    (``remote_auth.TokenSource``). ``verify``: an ``ssl.SSLContext`` for https (``remote_auth.tls_context``),
+    ``token_command``: a shell command whose output is a bearer token, run at start and again on a 401, at most as
+    often as ``remote_auth.TokenSource`` says; every request carries the current token, the DELETE too. ``verify``: an ``ssl.SSLContext`` for https (``remote_auth.tls_context``),
     or None for the system's CAs (and ``SSL_CERT_FILE``)."""
 
     _Refused = _Refused
