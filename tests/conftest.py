@@ -153,6 +153,7 @@ SLOW_FILES = (
     "test_relay_http_reach.py", "test_relay_channel_end.py", "test_relay_person.py", "test_http_client.py",
     "test_http_client_infra.py",  # nginx, squid, tinyproxy (tests/infra.py)
     "test_relay_http_infra.py",  # the relay behind nginx and haproxy, past a forgetful middlebox
+    "test_relay_token_command.py",
 )
 """Files every test of which starts a process (the CLI, a relay, a type checker) or a server."""
 PROCESSES = {

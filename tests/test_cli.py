@@ -75,13 +75,13 @@ def test_an_open_capture_and_a_finish_inside_a_period(tmp_path):
     assert finished.returncode == 1 and b"the finish breaks the rule" in finished.stdout
 
 
-def test_an_empty_capture_means_the_request_was_unreadable(tmp_path):
+def test_an_empty_notifications_capture_says_no_notification_came(tmp_path):
     path = tmp_path / "empty.cap"
     path.write_bytes(b"")
     done = run("inspect", str(path), "--channel", "mcp-notifications")
     assert done.returncode == 0
     assert done.stdout.decode().splitlines()[-2:] == [
-        "frames: 0", "verdict: ok: a finish with nothing: the server could not read the request",
+        "frames: 0", "verdict: ok: a finish with nothing: no notification came (the specification reads a bare finish as a request the server could not read; a relay's report says what happened: calls answered, as plain JSON, ...)",
     ]
 
 

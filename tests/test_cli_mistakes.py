@@ -145,6 +145,13 @@ def test_a_bad_path_fails_before_any_output(tmp_path, command, name, why):
 # a 0-byte input: the finish with nothing, which the specification gives a meaning -------
 
 
+EMPTY = {"tools-begin": "a finish with nothing: the server could not read the request",
+         "mcp-notifications": "a finish with nothing: no notification came (the specification reads a bare finish as a "
+                              "request the server could not read; a relay's report says what happened: calls answered, "
+                              "as plain JSON, ...)"}
+"""What the verdict says of an empty capture: the specification's meaning; on mcp-notifications, what is known."""
+
+
 @pytest.mark.parametrize("channel", ["tools-begin", "mcp-notifications"])
 def test_an_empty_capture_is_a_finish_with_nothing(tmp_path, core, channel):
     path = tmp_path / "empty.cap"
@@ -152,12 +159,12 @@ def test_an_empty_capture_is_a_finish_with_nothing(tmp_path, core, channel):
     text = run("inspect", str(path), "--channel", channel, core=core)
     assert (text.returncode, text.stderr) == (0, b"")  # valid: a bare finish breaks no rule, it says something
     assert text.stdout.decode() == HEADER.format(channel=channel, source=path) + (
-        "frames: 0\nverdict: ok: a finish with nothing: the server could not read the request\n")
+        f"frames: 0\nverdict: ok: {EMPTY[channel]}\n")
     as_json = run("inspect", "-", "--channel", channel, "--json", "--hex", core=core, input=b"# nothing\n\n")
     assert as_json.returncode == 0
     assert json.loads(as_json.stdout) == {
         "type": "summary", "channel": channel, "source": "-", "frames": 0, "valid": True, "kind": "unreadable",
-        "index": None, "rule": None, "message": "ok: a finish with nothing: the server could not read the request",
+        "index": None, "rule": None, "message": f"ok: {EMPTY[channel]}",
         "state": "unreadable",
     }
 

@@ -23,6 +23,7 @@ h11 = pytest.importorskip("h11", reason="the relay's HTTP client needs the [http
 from diverge_codec._version import __version__  # noqa: E402
 from diverge_codec.relay import http_client, http_tls  # noqa: E402
 from scripted_http import ScriptedStream  # noqa: E402
+from diverge_codec.relay.cookies import COOKIE_BYTES  # noqa: E402
 from diverge_codec.relay.http_client import (  # noqa: E402
     ConnectError, ConnectTimeout, HttpClient, HttpError, HttpProtocolError, ProxyError, WriteTimeout, proxy_for,
 )
@@ -239,16 +240,6 @@ def test_cookies_the_server_sets_go_back_to_it_until_it_removes_them():
     run(main())
 
 
-def test_cookies_are_bounded_and_secure_ones_go_over_https_only():
-    client = HttpClient()
-    client._keep_cookies("h", http_client.Headers([("Set-Cookie", f"c{index}=v") for index in range(60)]))
-    client._keep_cookies("h", http_client.Headers([("Set-Cookie", "c0=new; Secure; Max-Age=soon"), ("Set-Cookie", "late=v")]))
-    kept = client._cookies["h"]
-    assert len(kept) == http_client.MAX_COOKIES and kept["c0"] == ("new", True) and "late" not in kept
-    assert client._cookie_header("h", "https")[0][1].startswith("c0=new; c1=v")
-    assert client._cookie_header("h", "http")[0][1].startswith("c1=v") and client._cookie_header("other", "https") == []
-
-
 def test_a_connection_reset_mid_body_is_a_read_error():
     async def main() -> None:
         async def reset(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -452,7 +443,7 @@ def test_an_empty_post_says_its_length_and_a_cookie_past_4_kib_is_not_kept():
     seen: list[bytes] = []
 
     async def main() -> None:
-        big = b"c=" + b"x" * http_client.COOKIE_BYTES
+        big = b"c=" + b"x" * COOKIE_BYTES
         async with Scripted(answering(b"HTTP/1.1 200 OK\r\nSet-Cookie: " + big + b"\r\nContent-Length: 0\r\n\r\n",
                                       b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", seen=seen)) as server:
             async with HttpClient(headers=[("User-Agent", "t")]) as client:

@@ -126,7 +126,7 @@ def test_a_refused_initialize_is_the_error_frame_and_exit_1(odd_server):
     notifications, error, state = channel(out)
     assert status == 1 and notifications == [] and error is not None and error.code == -32000
     assert state is State.ENDED_WITH_ERROR and report["unreachable"] is True
-    assert report["server"]["error"] == "HTTP 401 on initialize: authorization required" and report["server"]["started"] is False
+    assert report["server"]["error"] == "HTTP 401 on initialize: the token was refused" and report["server"]["started"] is False
     assert report["server"]["statuses"] == {"401": 1}
     assert "SECRET" not in json.dumps(report)
 

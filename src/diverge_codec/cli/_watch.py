@@ -7,13 +7,21 @@ reached, and, while a relay with no end condition runs on a terminal, what it ha
 far and how to stop it. Argument values and result content are never printed, unless the
 user asks for the answers (``--answers FILE|-``). The report stays last on stderr, or goes
 to ``--report FILE``. Hooked into the relay through ``RelaySession.on_answer``.
+
+``--log-level`` (``LOG_LEVELS``): ``info``, the default, also writes each line the relay logs to the
+``diverge_codec.relay`` logger as it happens (a session started again, a server unreachable, a token refused:
+``docs/relay.md``), whether or not stderr is a terminal: such lines are few, and the report stays last;
+``debug`` adds each HTTP exchange and each stdio lifecycle step, with the time (UTC); ``quiet`` keeps stderr
+to the report (no status line, no failure line, no hint, no log line).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
+import time
 from typing import IO, TYPE_CHECKING, Any
 
 from ._safe import UsageError, create_private, escape, json_line
@@ -26,6 +34,10 @@ EXIT_CALL_FAILED = 3
 STATUS_EVERY_S = 1.0
 MESSAGE_CHARS = 200
 """The longest server error message quoted in a failure line; the rest is cut, saying so."""
+
+LOG_LEVELS = {"quiet": None, "info": logging.INFO, "debug": logging.DEBUG}
+"""``--log-level``'s choices: what the ``diverge_codec.relay`` logger writes on stderr (quiet: nothing but the report)."""
+DEFAULT_LOG_LEVEL = "info"
 
 JSONRPC_CODES = {-32700: "parse error", -32600: "invalid request", -32601: "method not found", -32602: "invalid params",
                  -32603: "internal error", -32002: "resource not found"}
@@ -84,6 +96,8 @@ def unreachable_line(report: dict[str, Any]) -> str | None:
     """One line for a server that was never reached, or never completed the handshake: what happened and a hint."""
     server = report.get("server") or {}
     shutdown = str(server.get("shutdown") or "")
+    if str(server.get("error") or "").startswith("--token-command"):  # the relay's own credential: said as it
+        return None                                                       # happened (the log), never "could not reach"
     if server.get("transport") is not None and not server.get("started", False):  # a remote server
         why = str(server.get("error") or "no answer")
         statuses = " ".join(str(code) for code in (server.get("statuses") or {}))
@@ -110,8 +124,11 @@ class Watch:
     """One relay run's person-facing side: set up before the run (its files refused early), attached, finished."""
 
     def __init__(self, answers: str | None = None, report: str | None = None, request_timeout: float | None = None,
-                 err: IO[str] | None = None) -> None:
+                 err: IO[str] | None = None, log_level: str = DEFAULT_LOG_LEVEL) -> None:
         self.err = err if err is not None else sys.stderr
+        self.quiet = LOG_LEVELS[log_level] is None
+        self._log_level = LOG_LEVELS[log_level]
+        self._handler: logging.Handler | None = None
         self.request_timeout = request_timeout
         self.answers = _open(answers) if answers is not None else None
         self.report = _open(report) if report is not None else None
@@ -122,12 +139,22 @@ class Watch:
     def attach(self, relay: Any) -> None:
         """Hook the relay's session; a status line on a terminal's stderr (call in the running loop)."""
         relay.session.on_answer = self.on_answer
-        if _is_terminal(self.err):
+        if self._log_level is not None:
+            self._handler = _LineHandler(self)
+            logger = logging.getLogger("diverge_codec.relay")
+            logger.addHandler(self._handler)
+            logger.setLevel(self._log_level)
+        if _is_terminal(self.err) and not self.quiet:
             import asyncio  # here: the relay's driver loads asyncio first, without ssl for a stdio server
 
             self._status = asyncio.get_running_loop().create_task(self._draw_every(relay))
 
     def detach(self) -> None:
+        if self._handler is not None:
+            logger = logging.getLogger("diverge_codec.relay")
+            logger.removeHandler(self._handler)
+            logger.setLevel(logging.NOTSET)
+            self._handler = None
         if self._status is not None:
             self._status.cancel()
             self._status = None
@@ -142,7 +169,8 @@ class Watch:
             self.say(line)
 
     def say(self, text: str) -> None:
-        self._write(self.err, f"diverge-codec: {text}")
+        if not self.quiet:
+            self._write(self.err, f"diverge-codec: {text}")
 
     def finish(self, report: dict[str, Any], status: int) -> int:
         """The hint, then the report (last on stderr, or its file): the exit status, 3 where a call failed."""
@@ -193,6 +221,25 @@ class Watch:
                 self.err.write("\r\x1b[K")
             except (OSError, ValueError):
                 pass
+
+
+class _LineHandler(logging.Handler):
+    """The relay's log lines on the watch's stderr, the status line cleared first: ``diverge-codec: MESSAGE``
+    (at debug, ``diverge-codec: HH:MM:SS.mmm LEVEL MESSAGE``, UTC). Control characters are escaped."""
+
+    def __init__(self, watch: Watch) -> None:
+        super().__init__()
+        self.watch = watch
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = escape(record.getMessage())
+        except Exception:  # noqa: BLE001 - a malformed call: its format string alone, never a traceback
+            text = escape(str(record.msg))
+        if self.watch._log_level == logging.DEBUG:
+            stamp = time.strftime("%H:%M:%S", time.gmtime(record.created))
+            text = f"{stamp}.{int(record.msecs):03d} {record.levelname.lower()} {text}"
+        self.watch._write(self.watch.err, f"diverge-codec: {text}")
 
 
 def _is_terminal(file: IO[str]) -> bool:

@@ -115,7 +115,7 @@ class Session:
         except RemoteProtocolError as error:
             return _verdict(False, "violation", str(error), rule=getattr(error.rule, "name", str(error.rule)))
         if state is State.UNREADABLE:  # both channels: the protocol's meaning of a bare finish, not a broken rule
-            return _verdict(True, "unreadable", f"ok: {UNREADABLE}")
+            return _verdict(True, "unreadable", f"ok: {UNREADABLE if self.channel == 'tools-begin' else NOTHING_CAME}")
         if state is State.ENDED_WITH_ERROR:
             return _verdict(True, "error", "ok: ended with an error, then the finish")
         count = (f"{checker.periods} periods of activity" if isinstance(checker, ToolsBeginChecker)
@@ -125,6 +125,10 @@ class Session:
 
 UNREADABLE = "a finish with nothing: the server could not read the request"
 """An input with no frame (a 0-byte capture): valid, as the specification gives a bare finish this meaning."""
+NOTHING_CAME = ("a finish with nothing: no notification came (the specification reads a bare finish as a request "
+                "the server could not read; a relay's report says what happened: calls answered, as plain JSON, ...)")
+"""The same on the mcp-notifications channel, where all a capture can tell is that no notification came: a relay
+writes a bare finish too for a server that answered every call without one (its report says so)."""
 
 
 def _verdict(valid: bool, kind: str, message: str, *, index: int | None = None, rule: str | None = None) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from ..relay.session import (
     DEFAULT_STREAM_TIMEOUT, PROTOCOL_VERSION, SUPPORTED_VERSIONS, RelayReport,
 )
 from ._safe import UsageError, create_private
-from ._watch import EXIT_CALL_FAILED, Watch, refuse_terminal
+from ._watch import DEFAULT_LOG_LEVEL, EXIT_CALL_FAILED, LOG_LEVELS, Watch, refuse_terminal
 
 if TYPE_CHECKING:
     from ..relay.channel import ChannelRelay, RelayOptions
@@ -209,7 +209,8 @@ def cmd_relay(args: argparse.Namespace) -> int:
         raise UsageError("relay runs MCP servers on POSIX systems only (Linux, macOS); "
                          "--url, inspect and encode run everywhere")
     refuse_terminal(args.out, args.force_tty)
-    watch = Watch(args.answers, args.report, args.request_timeout)  # its files made (or refused) before the server starts
+    watch = Watch(args.answers, args.report, args.request_timeout,  # its files made (or refused) before the server starts
+                  log_level=args.log_level)
     driver = _driver(tls=args.url is not None and args.url[:6].lower() == "https:")
     import asyncio
 
@@ -235,9 +236,11 @@ output: the channel (binary stream records) on stdout, or --out FILE; never onto
 terminal (exit 2) unless --force-tty. On stderr: one line for each call or request
 that failed (its name, the JSON-RPC error code and the server's message, isError,
 or a timeout), one line with a hint for a server that could not be reached, and
-last the JSON report (or in --report FILE). With stderr a terminal, a status line
-while it runs: seen, relayed, dropped, and that Ctrl-C stops it. No argument value
-or answer is printed unless --answers.
+last the JSON report (or in --report FILE). While it runs, a line for each thing an
+operator must know as it happens (--log-level info, the default; debug: every HTTP
+exchange and stdio step; quiet: the report alone) and, with stderr a terminal, a
+status line: seen, relayed, dropped, and that Ctrl-C stops it. No argument value
+or answer is printed unless --answers; no header value, token or cookie ever is.
 
 exit status: 0 the server ended on its own with 0 or was shut down on request
 (SIGINT/SIGTERM, --duration, --until-answered) and every call and request
@@ -279,8 +282,10 @@ def register(commands: Any) -> None:
                        help="--url: the transport; auto (the default) tries Streamable HTTP and falls back to the "
                             "older HTTP+SSE (MCP 2024-11-05) where the server answers 400, 404 or 405")
     relay.add_argument("--token-command", metavar="'CMD'",
-                       help="--url: a shell command whose output is a bearer token, run at start and again once "
-                            "when the server answers 401 (the token never appears in ps, the report or an error)")
+                       help="--url: a shell command whose output is a bearer token ('Bearer TOKEN' too), run at "
+                            "start and again when the server answers 401: at once for a token that served, else at "
+                            "most every 10 s; ended with all it started after 30 s or at the relay's end (the token "
+                            "never appears in ps, the report, an error or a log line)")
     relay.add_argument("--cacert", metavar="FILE", help="--url https: verify the server against this CA bundle (PEM)")
     relay.add_argument("--cert", metavar="FILE", help="--url https: present this client certificate (PEM; mTLS)")
     relay.add_argument("--key", metavar="FILE", help="--url https: the client certificate's private key (PEM), if not in --cert")
@@ -289,7 +294,8 @@ def register(commands: Any) -> None:
                        help="call tool NAME with these arguments after the handshake (repeatable)")
     relay.add_argument("--request", action="append", default=[], metavar="METHOD=JSON",
                        help="send this request after the handshake, before the calls (repeatable), "
-                            "e.g. logging/setLevel='{\"level\":\"debug\"}'")
+                            "e.g. tools/list='{}' (a method the server's revision has: MCP 2026-07-28 has no "
+                            "logging/setLevel, ping or resources/subscribe)")
     relay.add_argument("--until-answered", action="store_true", help="shut the server down once every call and request is answered")
     relay.add_argument("--duration", type=_positive(float), metavar="SECONDS", help="shut the server down after this long")
     relay.add_argument("--grace", type=_positive(float), default=DEFAULT_GRACE, metavar="SECONDS",
@@ -324,5 +330,10 @@ def _register_person_options(relay: argparse.ArgumentParser) -> None:
                        help="write each answer to --request and --call, as a JSON line {\"request\": ..., \"answer\": ...}, "
                             "to FILE (made private) or - for stderr; they can hold values, so none is shown without it")
     relay.add_argument("--report", metavar="FILE", help="write the JSON report to FILE instead of last on stderr")
+    relay.add_argument("--log-level", choices=tuple(LOG_LEVELS), default=DEFAULT_LOG_LEVEL,
+                       help="what is said on stderr while it runs: info (the default, on a terminal or not) a line for "
+                            "each thing an operator must know as it happens (a session started again, the server "
+                            "unreachable, a token refused); debug adds each HTTP exchange and each stdio lifecycle step "
+                            "(never a header value, token, cookie, body or query); quiet keeps stderr to the report")
     relay.add_argument("--force-tty", action="store_true",
                        help="write the channel (binary records) to standard output even where it is a terminal")

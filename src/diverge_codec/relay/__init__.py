@@ -13,7 +13,12 @@ One sans-IO session, several transport drivers side by side over it:
   ``http_sse`` beside it, the older HTTP+SSE, with ``http_streams`` (bodies and streams read),
   ``http_reach`` (whether the server can be reached) and ``http_body`` (content codings), all on
   ``http_client`` (HTTP/1.1 by h11 on asyncio);
-- ``leftovers``: what a stdio server leaves behind, found and ended.
+- ``leftovers``: what a stdio server leaves behind, found and ended;
+- ``remote_auth`` and ``cookies``: a remote server's credentials (tokens, TLS) and the cookies it sets.
+
+What an operator must know as it happens is logged to the ``diverge_codec.relay`` logger (INFO; DEBUG: each
+HTTP exchange and each stdio lifecycle step, never a header value, token, cookie, body or query); the library
+adds only a ``NullHandler`` (``relay --log-level`` puts a handler on stderr).
 
 The public names below are importable from here; each module loads on first use, so a
 codec user or a stdio relay never imports the HTTP client or ``ssl``, nor a plain http:// one ``ssl``'s CAs.
@@ -22,7 +27,10 @@ codec user or a stdio relay never imports the HTTP client or ``ssl``, nor a plai
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())  # the library logs; only an application says where
 
 __all__ = [
     "ChannelRelay", "ChannelWriter", "EventParser", "FileWriter", "HttpRelay", "MAX_RECORD_BYTES", "Outbox", "PipeWriter",

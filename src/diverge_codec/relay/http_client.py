@@ -23,8 +23,8 @@ and the system's CAs are loaded here only for an https URL. What it does:
   Eyeballs (``HAPPY_EYEBALLS_DELAY``), ALPN ``http/1.1`` for TLS; a connect timeout (TCP, a proxy's tunnel
   and TLS together) and a write timeout; no read timeout (a stream may be quiet for hours: the relay's own
   deadlines end it); a connection being made that fails, times out or is cancelled is closed;
-- cookies the server sets kept for its host and sent back (a load balancer's session affinity), as httpx
-  does for the MCP SDKs; a ``User-Agent`` of ``diverge-codec/VERSION`` unless one is given;
+- cookies the server sets kept for its host and sent back (``cookies.CookieJar``: a load balancer's session
+  affinity), as httpx does for the MCP SDKs; a ``User-Agent`` of ``diverge-codec/VERSION`` unless one is given;
 - a response head is at most ``HEAD_BYTES``; a server that breaks HTTP/1.1 is ``HttpProtocolError``;
 - proxies (``http_proxy``) and TLS (``http_tls``) as the platform has them.
 
@@ -51,6 +51,7 @@ import h11
 from .._version import __version__
 from .http_proxy import proxy_authorization, proxy_for, proxy_refusal
 from .http_stream import READ_BYTES, NotSent, Stream, open_stream
+from .cookies import CookieJar
 
 __all__ = ["ConnectError", "ConnectTimeout", "Headers", "HttpClient", "HttpError", "HttpProtocolError", "ProxyError",
            "ReadError", "Request", "RequestNotAnswered", "Response", "TlsError", "WriteError", "WriteTimeout",
@@ -60,10 +61,6 @@ HEAD_BYTES = 64 * 1024
 """The longest response head (status line and headers) accepted."""
 DEFAULT_PORTS = {"http": 80, "https": 443}
 USER_AGENT = f"diverge-codec/{__version__}"
-MAX_COOKIES = 50
-"""Cookies kept for one host (a load balancer's session affinity needs one or two); more are ignored."""
-COOKIE_BYTES = 4096
-"""The longest cookie kept (RFC 6265's floor for what a client keeps)."""
 IDLE_SECONDS = 4.0
 """How long an idle connection is kept: below the 5 s keep-alive of most servers (Node, uvicorn, Apache), so the
 relay rarely writes into a connection the server is closing (httpx keeps 5 s, aiohttp 15 s: both then depend on
@@ -337,7 +334,7 @@ class HttpClient:
         self._slots = asyncio.Semaphore(max_connections)
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._open: set[_Connection] = set()
-        self._cookies: dict[str, dict[str, tuple[str, bool]]] = {}  # host -> name -> (value, secure)
+        self._cookies = CookieJar()
 
     async def __aenter__(self) -> HttpClient:
         return self
@@ -359,33 +356,6 @@ class HttpClient:
         if not any(name.lower() == "user-agent" for name, _ in merged):
             merged.append(("User-Agent", USER_AGENT))
         return merged
-
-    def _cookie_header(self, host: str, scheme: str) -> list[tuple[str, str]]:
-        kept = self._cookies.get(host)
-        if not kept:
-            return []
-        pairs = [f"{name}={value}" for name, (value, secure) in kept.items() if scheme == "https" or not secure]
-        return [("Cookie", "; ".join(pairs))] if pairs else []
-
-    def _keep_cookies(self, host: str, headers: Headers) -> None:
-        """The ``Set-Cookie``s of a response, kept for its host as a browser would at their simplest (RFC 6265: a
-        name and value, ``Secure``, removed by ``Max-Age=0``); the MCP SDKs' httpx keeps them too, and a load
-        balancer's session affinity depends on them."""
-        for name, value in headers.raw:
-            if name != b"set-cookie" or len(value) > COOKIE_BYTES:
-                continue
-            pair, *attributes = value.decode("latin-1").split(";")
-            cookie, equals, content = pair.partition("=")
-            cookie, content = cookie.strip(), content.strip()
-            if not equals or not cookie:
-                continue
-            flags = {attribute.strip().partition("=")[0].lower(): attribute.strip().partition("=")[2].strip()
-                     for attribute in attributes}
-            kept = self._cookies.setdefault(host, {})
-            if flags.get("max-age", "1").lstrip("-").isdigit() and int(flags.get("max-age", "1")) <= 0:
-                kept.pop(cookie, None)
-            elif cookie in kept or len(kept) < MAX_COOKIES:
-                kept[cookie] = (content, "secure" in flags)
 
     @contextlib.asynccontextmanager
     async def stream(self, method: str, url: str, headers: Mapping[str, str] | None = None,
@@ -417,7 +387,7 @@ class HttpClient:
             target = f"http://{authority}{target}"
         lines = [("Host", authority), *merged]
         if not any(name.lower() == "cookie" for name, _ in merged):
-            lines += self._cookie_header(host, scheme)
+            lines += self._cookies.header(host, scheme)
         if forwarded:
             lines += proxy_authorization(cast(str, proxy))
         if content is not None or method in ("POST", "PUT", "PATCH"):
@@ -431,7 +401,7 @@ class HttpClient:
                 response = Response(head.status_code, Headers(head.headers), self._body(connection))
                 if forwarded and proxy_refusal(response.status_code, response.headers.raw):
                     raise ProxyError(_refusal_words(response.status_code, "the request"))
-                self._keep_cookies(host, response.headers)
+                self._cookies.keep(host, response.headers.raw)
                 yield response
             finally:
                 self._release(connection)

@@ -42,6 +42,7 @@ only moves bytes and runs the process.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import subprocess
@@ -53,6 +54,8 @@ from .channel import ChannelRelay, ChannelWriter, RelayOptions, _first, _widen_p
 from .session import RelayReport
 
 __all__ = ["RelayUnsupported", "ServerRelay", "relay"]
+
+_log = logging.getLogger("diverge_codec.relay")  # DEBUG: each lifecycle step, naming the program, never an argument
 
 OUTPUT_AFTER_KILL = 5.0
 """Seconds to wait for the server's output to end once its whole group is killed."""
@@ -128,6 +131,7 @@ class ServerRelay(ChannelRelay):
             return self.report
         self._transport = transport
         pid = transport.get_pid()
+        _log.debug("server started: %s (pid %d, its own process group)", _program(self.command), pid)
         _leftovers.started(pid)
         output = transport.get_pipe_transport(1)
         if output is not None:
@@ -162,6 +166,7 @@ class ServerRelay(ChannelRelay):
         self._leftovers.update(leftovers)
         self.report.server["leftovers"] = len(self._leftovers)
         await _leftovers.reap(leftovers)
+        _log.debug("server reaped (pid %d; %d of its processes were left and ended)", pid, len(self._leftovers))
         self.session.finish_report()
         return self.report
 
@@ -187,12 +192,15 @@ class ServerRelay(ChannelRelay):
             stdin = transport.get_pipe_transport(0)
             if stdin is not None:
                 stdin.close()
+            _log.debug("server's stdin closed (%s); waiting %g s for it to exit", self._reason or "its output ended", grace)
             for step, signum in (("SIGTERM", signal.SIGTERM), ("SIGKILL", signal.SIGKILL)):
                 if await self._wait_exit(pipes, grace):
                     break
                 server["ended_by"] = step
+                _log.debug("%s sent to the server's process group (pid %d)", step, transport.get_pid())
                 _signal_group(transport.get_pid(), signum)
             await pipes.exited
+        _log.debug("server exited (pid %d, status %s)", transport.get_pid(), transport.get_returncode())
         # The leader is gone; one of its children may still hold the output open.
         if not await self._wait_exit(pipes, grace, pipes.output_ended):
             killed = await _leftovers.ended(transport.get_pid(), self.token)  # its EOF follows
@@ -214,6 +222,12 @@ class ServerRelay(ChannelRelay):
 async def relay(command: Sequence[str], writer: ChannelWriter, options: RelayOptions = RelayOptions()) -> RelayReport:
     """Relay one server's notifications onto ``writer`` until it ends: the report."""
     return await ServerRelay(command, writer, options).run()
+
+
+def _program(command: Sequence[str]) -> str:
+    """The program's file name alone (its arguments may hold a secret), cut to 64 characters."""
+    name = os.path.basename(command[0]) if command else ""
+    return name[:64] + ("..." if len(name) > 64 else "")
 
 
 def _signal_group(pid: int, signum: int) -> None:

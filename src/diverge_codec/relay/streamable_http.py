@@ -63,7 +63,7 @@ from .channel import ChannelRelay, ChannelWriter, RelayOptions, _first
 from .http_reach import Reach, log, path_of, retry_after, unreachable_status
 from .http_sse import LegacySse
 from .http_streams import BACKOFF_CAP, QUICK_END, RETRY_FLOOR, Streams
-from .remote_auth import CredentialError, TokenSource, describe_challenge
+from .remote_auth import CredentialError, TokenSource, describe_challenge, log as _auth_log, parse_challenge
 from .session import Phase, RelayReport
 
 __all__ = ["TRANSPORTS", "HttpRelay", "check_url", "load_client", "parse_header"]
@@ -91,6 +91,8 @@ METADATA_BYTES = 64 * 1024
 """The most read of a protected resource's metadata (RFC 9728)."""
 METADATA_TIMEOUT = 5.0
 """Seconds the metadata may take, all told."""
+METADATA_URL_CHARS = 2048
+"""The longest ``resource_metadata`` URL followed; a longer one is not."""
 
 
 class _Refused(Exception):
@@ -184,8 +186,8 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
     """One remote server relayed onto one channel over HTTP. ``await run()`` once.
 
     ``transport``: ``auto`` (the default), ``streamable-http`` or ``sse`` (the older HTTP+SSE, ``http_sse``).
-    ``token_command``: a shell command whose output is a bearer token, run at start and again once on a 401
-    (``remote_auth.TokenSource``). ``verify``: an ``ssl.SSLContext`` for https (``remote_auth.tls_context``),
+    ``token_command``: a shell command whose output is a bearer token, run at start and again on a 401, at most as
+    often as ``remote_auth.TokenSource`` says; every request carries the current token, the DELETE too. ``verify``: an ``ssl.SSLContext`` for https (``remote_auth.tls_context``),
     or None for the system's CAs (and ``SSL_CERT_FILE``)."""
 
     _Refused = _Refused
@@ -381,12 +383,14 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
                 headers = {**headers, "Authorization": self.tokens.header or ""}
             async with self._exchange(method, url, headers, content, retry_safe) as response:
                 self._statuses[response.status_code] += 1
-                if response.status_code == 401 and self.tokens is not None and not retried:  # expired: a new one, once
+                if (response.status_code == 401 and self.tokens is not None and not retried  # expired: a new one, once
+                        and self.tokens.may_refresh(sent_version)):
                     retried = True
                     await self._read_reason(response, count=False)
                     await self._token(sent_version)
                     continue
                 if response.status_code not in REDIRECTS:
+                    self._answered_auth(response.status_code, what, sent_version if self.tokens is not None else 0)
                     yield response
                     return
                 target = urljoin(url, response.headers.get("location", ""))
@@ -424,22 +428,42 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
         except CredentialError as error:
             raise _Refused(str(error)) from None
 
+    _refusal_said: int | None = None  # the token version the last refusal was logged for
+
+    @property
+    def _token_sent(self) -> bool:
+        return self.tokens is not None or any(name.lower() == "authorization" for name, _ in self.headers)
+
+    def _answered_auth(self, status: int, what: str, sent_version: int) -> None:
+        """A request answered for good (after a new token, where one could be had). 401 or 403: counted ``refused``
+        in the report (its call fails, never answered), and said once for each token; else the token served."""
+        if status not in (401, 403):
+            if self.tokens is not None:
+                self.tokens.accepted(sent_version)
+            return
+        server = self.report.server
+        server["refused"] = server.get("refused", 0) + 1
+        version = self.tokens.version if self.tokens is not None else 0
+        if self._refusal_said != version:
+            self._refusal_said = version
+            words = describe_challenge(status, None, None, token_sent=self._token_sent)[0]
+            _auth_log.info("HTTP %d on %s: %s", status, what, words)
+
     async def _refused_status(self, response: Any, status: int, what: str) -> None:
         """Raise the refusal of a request answered ``status``, in words: for 401/403 what authorization the
         server asks for (its ``WWW-Authenticate`` and, where it publishes one, its RFC 9728 metadata)."""
         if status not in (401, 403):
             raise _Refused(f"HTTP {status} on {what}")
         challenge = response.headers.get("www-authenticate")
-        _, found = describe_challenge(status, challenge, None)
-        metadata = await self._resource_metadata(found.get("resource_metadata"))
-        words, found = describe_challenge(status, challenge, metadata)
+        metadata = await self._resource_metadata(parse_challenge(challenge)[1].get("resource_metadata") if challenge else None)
+        words, found = describe_challenge(status, challenge, metadata, token_sent=self._token_sent, url=self.url)
         self.report.server["authorization"] = found
         raise _Refused(f"HTTP {status} on {what}: {words}")
 
     async def _resource_metadata(self, url: object) -> dict[str, Any] | None:
         """The protected resource's metadata (RFC 9728), fetched with no header of the relay's (another origin
         may serve it); None where there is none or it cannot be read within bounds."""
-        if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https"):
+        if not isinstance(url, str) or len(url) > METADATA_URL_CHARS or urlsplit(url).scheme not in ("http", "https"):
             return None
         try:
             body = await asyncio.wait_for(self._metadata_body(url), METADATA_TIMEOUT)
@@ -678,7 +702,10 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
             pass
 
     async def _delete(self) -> int:
-        async with self._exchange("DELETE", self.url, self._request_headers(), None, True) as response:
+        headers = self._request_headers()
+        if self.tokens is not None and self.tokens.header is not None:  # the current token, never a new run at the end
+            headers["Authorization"] = self.tokens.header
+        async with self._exchange("DELETE", self.url, headers, None, True) as response:
             return int(response.status_code)
 
 
