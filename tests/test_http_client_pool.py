@@ -348,6 +348,10 @@ def test_proxies_are_read_by_the_standard_librarys_rules(monkeypatch):
     assert proxy_for("http://[::1]:8000/") is None  # an IPv6 literal
     assert proxy_for("http://[fd00::1]:9000/") is None and proxy_for("http://[fd00::1]:9001/") == "http://proxy:8080"
     assert proxy_for("http://mcp.internal/") is None
+    monkeypatch.setenv("no_proxy", "example.com:443,example.org:80")
+    assert proxy_for("https://example.com/") is None and proxy_for("http://example.com/") == "http://proxy:8080"
+    assert proxy_for("http://example.org/") is None and proxy_for("https://example.org/") == "http://all:1"
+    assert proxy_for("http://example.org:99999/") is None  # no port: the client refuses such a URL itself
 
 
 # -- TLS: each failure in words, with the fix --------------------------------------------------------------------
