@@ -650,3 +650,16 @@ def test_http_and_https_mixed_up_are_named_as_such_and_alpn_offers_http11(tmp_pa
 
 def http_client_tls(context: ssl.SSLContext) -> ssl.SSLContext:
     return http_tls.offer_http11(context)
+
+
+def test_every_real_connection_has_so_keepalive_set():
+    async def main() -> None:
+        ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        async with Scripted(answering(ok, ok)) as server, HttpClient() as client:  # the second keeps it open
+            await fetch(client, server.url)
+            (connection,) = client._open
+            sock = connection.stream.transport.get_extra_info("socket")
+            assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+            if hasattr(socket, "TCP_KEEPIDLE"):
+                assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 30
+    run(main())

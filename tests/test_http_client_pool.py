@@ -348,6 +348,10 @@ def test_proxies_are_read_by_the_standard_librarys_rules(monkeypatch):
     assert proxy_for("http://[::1]:8000/") is None  # an IPv6 literal
     assert proxy_for("http://[fd00::1]:9000/") is None and proxy_for("http://[fd00::1]:9001/") == "http://proxy:8080"
     assert proxy_for("http://mcp.internal/") is None
+    monkeypatch.setenv("no_proxy", "example.com:443,example.org:80")
+    assert proxy_for("https://example.com/") is None and proxy_for("http://example.com/") == "http://proxy:8080"
+    assert proxy_for("http://example.org/") is None and proxy_for("https://example.org/") == "http://all:1"
+    assert proxy_for("http://example.org:99999/") is None  # no port: the client refuses such a URL itself
 
 
 # -- TLS: each failure in words, with the fix --------------------------------------------------------------------
@@ -438,13 +442,17 @@ def test_the_default_context_offers_http11_by_alpn_and_truststore_only_where_it_
     for platform, trusted in (("darwin", True), ("win32", True), ("linux", False)):
         monkeypatch.setattr(http_tls.sys, "platform", platform)
         assert isinstance(http_tls.default_tls(), Context) is trusted
+    class OpenSsl(Context):
+        pass
     monkeypatch.setattr(http_tls.sys, "platform", "darwin")
-    monkeypatch.setenv("SSL_CERT_FILE", "/chosen.pem")  # a CA file chosen by hand is OpenSSL's to read
-    monkeypatch.setattr(ssl, "create_default_context", lambda cafile=None: Context())
+    monkeypatch.setattr(ssl, "create_default_context", lambda cafile=None: OpenSsl())
     monkeypatch.setattr(http_tls.os.path, "exists", lambda path: path == "/chosen.pem")
     monkeypatch.setattr(ssl, "get_default_verify_paths", lambda: ssl.DefaultVerifyPaths("/chosen.pem", None, "", "", "", ""))
-    http_tls.default_tls()
-    assert offered == [["http/1.1"]] * 3  # macOS, Windows, and the file chosen (Linux's real context is OpenSSL's)
+    for variable in ("SSL_CERT_FILE", "SSL_CERT_DIR"):  # a CA file or folder chosen by hand is OpenSSL's to read
+        monkeypatch.setenv(variable, "/chosen.pem")
+        assert type(http_tls.default_tls()) is OpenSsl
+        monkeypatch.delenv(variable)
+    assert offered == [["http/1.1"]] * 4  # macOS, Windows, and each chosen by hand (Linux's real context is OpenSSL's)
 
 
 # -- each connection: keep-alive probes and Happy Eyeballs ---------------------------------------------------------

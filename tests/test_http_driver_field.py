@@ -517,3 +517,77 @@ def test_calls_answered_as_plain_json_are_said_to_be_so(caplog):
     assert report["server"]["calls_as_json"] == 1
     assert ("tools/call slow-job was answered as plain JSON, not an event stream: its progress and logs cannot come"
             in caplog.text)
+
+
+def test_raw_deflate_whose_first_byte_looks_like_a_zlib_header_is_still_raw():
+    from diverge_codec.relay.http_body import Inflater
+
+    data = b"x" * 40  # a stored block whose ignored bits set bit 3: 0x08, a zlib header's method, but no FCHECK
+    raw = b"\x08" + len(data).to_bytes(2, "little") + (~len(data) & 0xFFFF).to_bytes(2, "little") + data + b"\x03\x00"
+    assert b"".join(Inflater("deflate").feed(raw)) == data
+
+
+# --- the outage's bookkeeping, sans-IO ------------------------------------------------------------------
+
+
+class _Outage:
+    """A host for ``http_reach.Reach``: the options and ``_fail`` it needs, nothing else."""
+
+    def __new__(cls, window: float) -> Any:
+        from diverge_codec.relay.channel import RelayOptions
+        from diverge_codec.relay.http_reach import Reach
+
+        class Host(Reach):
+            def __init__(self) -> None:
+                self.options = RelayOptions(reconnect_window=window)
+                self.failed: list[tuple[str, str]] = []
+
+            def _fail(self, error: str, why: str) -> None:
+                self.failed.append((error, why))
+        return Host()
+
+
+@pytest.mark.parametrize(("value", "seconds"), [
+    ("2", 2.0), ("0", 0.0), ("120", 120.0), ("soon", None), ("\u00b2", None), ("", None), ("1234567", None),
+    ("Wed, 21 Oct 2015 07:28:00 GMT", None), (" 3 ", 3.0),
+])
+def test_retry_after_is_read_in_ascii_seconds_only(value, seconds):
+    from diverge_codec.relay.http_reach import retry_after
+
+    assert retry_after(http_client.Headers({"retry-after": value})) == seconds
+
+
+@pytest.mark.parametrize(("status", "headers", "away"), [
+    (502, {}, True), (503, {}, True), (504, {}, True), (500, {}, False), (429, {}, False),
+    (429, {"retry-after": "1"}, True), (405, {"retry-after": "1"}, False), (200, {"retry-after": "1"}, False),
+])
+def test_which_answers_say_the_server_cannot_be_reached(status, headers, away):
+    from diverge_codec.relay.http_reach import unreachable_status
+
+    assert unreachable_status(status, http_client.Headers(headers)) is away
+
+
+def test_an_outage_waits_at_least_retry_after_and_never_past_the_window():
+    host = _Outage(window=5.0)
+    assert host._unreachable_now("HTTP 429 on the event stream", 2.0) is True
+    assert host._backoff_delay(0.5) == 2.0 and host._error_seen == "HTTP 429 on the event stream"
+    assert host._unreachable_now("HTTP 502 on the event stream") is True
+    assert host._backoff_delay(0.5) == 0.5
+    host._down_since -= 4.8  # the window nearly spent: the next try at its end
+    assert host._backoff_delay(8.0) <= 0.2 and host.failed == []
+    host._down_since -= 1.0
+    assert host._unreachable_now("HTTP 502 on the event stream") is False
+    assert host.failed == [("HTTP 502 on the event stream", "connection lost")]
+
+
+def test_a_retry_after_past_the_window_ends_at_once_and_an_answer_ends_the_outage():
+    host = _Outage(window=5.0)
+    assert host._unreachable_now("HTTP 429 on initialize", 60.0) is False
+    assert host.failed == [("HTTP 429 on initialize", "connection lost")]
+    other = _Outage(window=5.0)
+    other._unreachable_now("connection refused")
+    began = other._down_since
+    other._answered_status(404)
+    assert other._down_since is None and other._outage_began == began and other._backoff_delay(3.0) == 3.0
+    other._answered_status(200)
+    assert other._outage_began is None

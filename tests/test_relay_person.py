@@ -108,8 +108,8 @@ def test_https_to_a_plain_http_server_says_to_try_http():
         server.server_close()
     words, _ = lines(done)
     assert done.returncode == 1
-    assert words == ["diverge-codec: could not reach the server (TLS: the server answered in plain HTTP, not TLS: "
-                     "use an http:// URL)"]  # the client's own words, which say the fix: no second hint
+    assert words == ["diverge-codec: could not reach the server (TLS: the server answered in plain HTTP, not TLS: use an "
+                     "http:// URL)"]  # the error says its fix: no hint after it
 
 
 def test_a_status_line_on_a_terminal_once_a_second_with_how_to_stop_it():

@@ -40,9 +40,9 @@ def proxy_for(url: str) -> str | None:
         return None
     host = parts.hostname
     try:
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
-    except ValueError:
-        port = 0
+        port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    except ValueError:  # not a port: the client refuses the URL before it asks
+        return None
     named = f"[{host}]" if ":" in host else host
     if any(urllib.request.proxy_bypass(candidate) for candidate in (f"{named}:{port}", host, named)):
         return None
