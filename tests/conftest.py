@@ -151,6 +151,7 @@ SLOW_FILES = (
     "test_cli.py", "test_cli_hostile.py", "test_cli_streaming.py", "test_mcp_relay.py", "test_relay_command.py",
     "test_relay_http.py", "test_relay_many.py", "test_typing.py", "test_relay_http_hostile.py", "test_relay_http_restart.py",
     "test_relay_http_reach.py", "test_relay_channel_end.py", "test_relay_person.py", "test_http_client.py",
+    "test_relay_eras_peers.py",
 )
 """Files every test of which starts a process (the CLI, a relay, a type checker) or a server."""
 PROCESSES = {

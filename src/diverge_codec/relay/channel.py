@@ -261,6 +261,12 @@ class RelayOptions:
     reconnect_window: float = DEFAULT_RECONNECT_WINDOW
     """HTTP: seconds a server that was reached may stay unreachable (tried again with backoff) before the relay ends."""
     protocol_version: str = PROTOCOL_VERSION
+    """The 2025 revision offered in ``initialize``."""
+    protocol: str = "auto"
+    """The era: ``auto`` probes with ``server/discover`` first, a revision forces one (``eras.PROTOCOLS``). A
+    driver that speaks only the 2025 era (``streamable_http``) always does the handshake."""
+    server_log_level: str | None = None
+    """The server's log messages asked from this level up (``session.RelaySession.server_log_level``)."""
     max_line: int = DEFAULT_MAX_LINE
     outbox_bytes: int = DEFAULT_OUTBOX_BYTES
     server_stderr: int | IO[Any] | None = None
@@ -281,11 +287,15 @@ class ChannelRelay:
     and sends what the session answers with (``_send``).
     """
 
+    ERAS = False
+    """Whether the driver speaks the 2026-07-28 era too (``RelayOptions.protocol``); else the 2025 handshake only."""
+
     def __init__(self, writer: ChannelWriter, options: RelayOptions) -> None:
         self.writer: ChannelWriter = writer
         self.options: RelayOptions = options
         self.session: RelaySession = RelaySession(
-            options.calls, requests=options.requests, protocol_version=options.protocol_version, max_line=options.max_line,
+            options.calls, requests=options.requests, protocol_version=options.protocol_version,
+            protocol=options.protocol if self.ERAS else None, server_log_level=options.server_log_level, max_line=options.max_line,
             outbox_bytes=options.outbox_bytes, until_answered=options.until_answered, frame=options.frame,
             request_timeout=options.request_timeout, clock=time.monotonic)
         self.report: RelayReport = self.session.report

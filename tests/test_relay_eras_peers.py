@@ -1,0 +1,93 @@
+"""``diverge-codec relay`` finding the era by itself against the 2026-07-28 servers of both SDKs (``tests/peers``).
+
+Each server's stdout is teed to a file, so the exact channel is computed from what the server
+wrote: every notification line, ``"jsonrpc":"2.0",`` taken out, behind the tag byte, in order.
+Modern-only and dual-era servers of npm's ``@modelcontextprotocol/server`` and mcp 2.x; a server
+of an unknown revision gets one line naming its versions, exit 1.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from diverge_codec import _json, stream
+
+sys.path.insert(0, str(Path(__file__).with_name("peers")))
+from test_relay_command import relay as run_relay  # noqa: E402
+from test_relay_peers import peer  # noqa: E402
+
+SUBSCRIBE = ("--request", 'resources/subscribe={"uri":"file:///srv/data/report.txt"}')
+UNKNOWN_REVISION = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message:
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32022, "message": "Unsupported protocol version",
+              "data": {"supported": ["2099-01-01"], "requested": "x"}}}), flush=True)
+"""
+
+
+def teed(command: list[str], into: Path) -> list[str]:
+    return ["sh", "-c", f"{shlex.join(command)} | tee {shlex.quote(str(into))}"]
+
+
+def expected_payloads(written: bytes) -> list[bytes]:
+    """The channel's payloads for what the server wrote: its notifications, envelope out, every other byte kept."""
+    payloads = []
+    for line in written.splitlines():
+        message = _json.loads(line)
+        if "method" in message and "id" not in message:
+            assert line.count(b'"jsonrpc":"2.0",') == 1
+            payloads.append(b"\x00" + line.replace(b'"jsonrpc":"2.0",', b"", 1))
+    return payloads
+
+
+@pytest.mark.parametrize("name", ["ts-v2-modern", "ts-v2", "py-v2-modern", "py-v2"])
+def test_a_2026_server_is_relayed_byte_exact_through_discover_and_listen(name, tmp_path):
+    written = tmp_path / "server.jsonl"
+    status, out, report = run_relay(*SUBSCRIBE, "--call", "emit_all", "--until-answered", "--grace", "2", "--quiet-server",
+                                    "--", *teed(peer(name), written), timeout=120)
+    payloads = list(stream.split_records(out))
+    assert payloads == expected_payloads(written.read_bytes())
+    methods = [_json.loads(payload[1:])["method"] for payload in payloads]
+    assert methods[:1] == ["notifications/subscriptions/acknowledged"] or "ts-v2" not in name
+    assert methods.count("notifications/message") == 8 and methods.count("notifications/progress") == 3
+    assert "notifications/tools/list_changed" in methods
+    assert status == 0 and report["protocol_version"] == "2026-07-28" and report["server"]["discover"] == "modern"
+    assert report["calls"] == {"sent": 1, "answered": 1, "failed": 0, "timed_out": 0}
+    assert report["relayed"] == report["seen"] == len(payloads)
+
+
+@pytest.mark.parametrize("name", ["ts-v2-modern", "py-v2-modern"])
+def test_input_required_ends_the_call_counted_and_said(name):
+    done = subprocess.run([sys.executable, "-m", "diverge_codec", "relay", "--call", "ask", "--until-answered", "--grace", "2",
+                           "--quiet-server", "--", *peer(name)], capture_output=True, timeout=120)
+    lines = done.stderr.decode().splitlines()
+    report = _json.loads(lines[-1])
+    assert done.returncode == 3 and report["server"]["input_required"] == 1 and report["calls"]["failed"] == 1
+    assert "diverge-codec: tools/call ask failed: the server asked for input (input_required); the relay has none to give" in lines
+
+
+@pytest.mark.parametrize("protocol", ["auto", "2026-07-28"])
+def test_a_server_of_an_unknown_revision_is_named_with_its_versions_and_exit_1(protocol):
+    done = subprocess.run([sys.executable, "-m", "diverge_codec", "relay", "--protocol", protocol, "--", sys.executable, "-c",
+                           UNKNOWN_REVISION], capture_output=True, timeout=60)
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 1
+    assert lines[:-1] == ["diverge-codec: the server shares no MCP revision with the relay: it offered 2099-01-01; the relay "
+                          "speaks 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"]
+    report = _json.loads(lines[-1])
+    assert report["server"]["versions_offered"] == ["2099-01-01"] and report["server"]["discover"] == "no shared revision"
+
+
+def test_a_2025_revision_forced_skips_the_probe():
+    done = subprocess.run([sys.executable, "-m", "diverge_codec", "relay", "--protocol", "2025-11-25", "--until-answered",
+                           "--quiet-server", "--", *peer("ts-v2-modern")], capture_output=True, timeout=60)
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 1 and _json.loads(lines[-1])["server"]["versions_offered"] == ["2026-07-28"]
+    assert lines[0].startswith("diverge-codec: the server shares no MCP revision with the relay: it offered 2026-07-28")
