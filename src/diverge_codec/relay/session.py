@@ -78,6 +78,10 @@ CLIENT_INFO = {"name": "diverge-codec-relay", "version": "1"}
 
 INITIALIZE_ID = 0
 
+DISCOVER_ID = -1
+"""The ``server/discover`` probe's id: outside the count, so a 2025-era server sees ``initialize`` as 0 and the calls
+from 1, as before the probe."""
+
 DROP_REASONS = ("backpressure", "invalid", "too_large")
 """Why a notification the server sent was not relayed: the channel could not keep pace, the
 channel's decode would refuse it, it is larger than the line or record limit."""
@@ -503,8 +507,8 @@ class RelaySession:
 
     def _discover(self) -> bytes:
         """The era's probe (MCP 2026-07-28: a dual-era client "SHOULD probe with server/discover before sending any
-        other request"), under the first id; ``initialize``, if it comes to that, gets the next."""
-        self._discover_id, self._initialize_id = self._initialize_id, -1
+        other request"), under ``DISCOVER_ID``; ``initialize``, if it comes to that, keeps ``INITIALIZE_ID``."""
+        self._discover_id = DISCOVER_ID
         self.phase = Phase.DISCOVERING
         self.pending.clear()
         self.pending[self._discover_id] = ("server/discover", self.clock() + eras.DISCOVER_TIMEOUT)
@@ -547,7 +551,6 @@ class RelaySession:
         if version is not None:
             self.protocol_version = version
         self.phase = Phase.INITIALIZING
-        self._initialize_id, self._next_id = self._next_id, self._next_id + 1
         self.pending[self._initialize_id] = ("initialize", float("inf"))
         return self._handshake()
 
