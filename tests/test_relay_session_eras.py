@@ -197,3 +197,28 @@ def test_the_2025_era_sends_set_level_first_only_when_a_level_is_given():
 def test_an_unknown_protocol_or_log_level_is_refused(option):
     with pytest.raises(ValueError):
         RelaySession(**option)
+
+
+def test_the_era_decided_is_said_in_words_once():
+    said: list[str] = []
+    relay, clock = session()
+    relay.on_era = said.append
+    relay.start()
+    clock.now += eras.DISCOVER_TIMEOUT
+    relay.expire()
+    relay.receive(DISCOVERED)
+    assert said == ["the 2025 handshake, offering 2025-11-25 (server/discover: legacy (no answer within 1 s))",
+                    "2026-07-28 (server/discover answered; the handshake sent after the wait is not awaited)"]
+
+
+def test_the_person_hears_input_required_and_the_versions_a_server_offered():
+    from diverge_codec.cli._watch import failure_line, unreachable_line
+
+    asked = {"jsonrpc": "2.0", "id": 2, "result": {"resultType": "input_required", "requestState": "s"}}
+    assert failure_line("tools/call ask", asked) == (
+        "tools/call ask failed: the server asked for input (input_required); the relay has none to give")
+    report = {"unreachable": True, "server": {"started": True, "shutdown": "handshake failed", "exit_status": 0,
+                                              "versions_offered": ["2099-01-01", "\x1b[31m"]}}
+    line = unreachable_line(report)
+    assert line is not None and line.startswith("the server shares no MCP revision with the relay: it offered 2099-01-01, ")
+    assert "\x1b" not in line and line.endswith("; the relay speaks 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05")

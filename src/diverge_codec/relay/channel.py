@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import os
 import stat
 import sys
@@ -31,6 +32,8 @@ __all__ = [
 ]
 
 _PREFIX = 4  # a record's length, before its payload (``stream``)
+
+_log = logging.getLogger("diverge_codec.relay")
 
 REQUESTED = ("duration", "until-answered", "requested", "channel closed")
 """Shutdown reasons that are a request (and ``signal NAME``): the relay did what it was asked, exit status 0."""
@@ -299,6 +302,7 @@ class ChannelRelay:
             outbox_bytes=options.outbox_bytes, until_answered=options.until_answered, frame=options.frame,
             request_timeout=options.request_timeout, clock=time.monotonic)
         self.report: RelayReport = self.session.report
+        self.session.on_era = _said_era
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._hurry = asyncio.Event()
@@ -450,6 +454,11 @@ class ChannelRelay:
             await self.writer.wait_closed()
         except (ConnectionError, OSError):
             pass
+
+
+def _said_era(words: str) -> None:
+    """INFO, as it happens: which MCP revision the relay speaks with the server, and how it found it."""
+    _log.info("MCP era: %s", words)
 
 
 def exit_status(report: RelayReport) -> int:

@@ -238,6 +238,9 @@ class RelaySession:
         """Called for each of the relay's requests after the handshake when it ends: its label (the method, or
         ``tools/call NAME``) and the server's answer, or None when it timed out. For a caller that reports failures
         or shows answers on request (the CLI); the session itself keeps no answer."""
+        self.on_era: Callable[[str], None] | None = None
+        """Called with a few words when the era is decided (or none is shared): for a driver's log line. The words
+        hold revisions (a server's cut to 32 characters) and error codes, nothing else the server sent."""
         self._labels: dict[int, str] = {}
         self._initialize_id = INITIALIZE_ID
         self._next_id = INITIALIZE_ID + 1
@@ -522,7 +525,9 @@ class RelaySession:
             self.report.versions_offered = offered
         if kind == "modern" and self.phase in (Phase.DISCOVERING, Phase.INITIALIZING):
             self.pending.pop(self._initialize_id, None)  # a handshake sent after the wait is no longer awaited
+            late = self.phase is Phase.INITIALIZING
             self.report.discover, self.report.protocol_version = "modern", version
+            self._say(f"{version} (server/discover answered{'; the handshake sent after the wait is not awaited' if late else ''})")
             return self._listen()
         if self.phase is not Phase.DISCOVERING:  # a late answer after the fallback: the handshake decides
             if self._initialize_id not in self.pending:  # ... which was refused: nothing is shared
@@ -548,6 +553,7 @@ class RelaySession:
 
     def _fall_back(self, version: str | None, found: str) -> bytes:
         self.report.discover = found
+        self._say(f"the 2025 handshake, offering {version or self.protocol_version} (server/discover: {found})")
         if version is not None:
             self.protocol_version = version
         self.phase = Phase.INITIALIZING
@@ -556,10 +562,16 @@ class RelaySession:
 
     def _fail_era(self, found: str) -> None:
         self.report.discover = found
+        offered = self.report.versions_offered
+        self._say(f"none shared ({found}; the server offered: {', '.join(offered) if offered else 'nothing'})")
         if self._discover_id is not None:
             self.pending.pop(self._discover_id, None)
         self.phase = Phase.FAILED
         self._want_shutdown("handshake failed")
+
+    def _say(self, words: str) -> None:
+        if self.on_era is not None:
+            self.on_era(words)
 
     def _listen(self) -> bytes:
         """The ``subscriptions/listen`` stream, opened before the calls: the list changes, and the resources the
