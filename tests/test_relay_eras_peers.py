@@ -21,6 +21,8 @@ sys.path.insert(0, str(Path(__file__).with_name("peers")))
 from test_relay_command import relay as run_relay  # noqa: E402
 from test_relay_peers import peer  # noqa: E402
 
+CAPTURES = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "captures"
+MODERN_CAPTURES = ("ts-v2-modern", "py-v2-modern")
 SUBSCRIBE = ("--request", 'resources/subscribe={"uri":"file:///srv/data/report.txt"}')
 UNKNOWN_REVISION = """
 import json, sys
@@ -45,6 +47,17 @@ def expected_payloads(written: bytes) -> list[bytes]:
             assert line.count(b'"jsonrpc":"2.0",') == 1
             payloads.append(b"\x00" + line.replace(b'"jsonrpc":"2.0",', b"", 1))
     return payloads
+
+
+@pytest.mark.parametrize("family", MODERN_CAPTURES)
+def test_a_committed_2026_capture_replays_byte_exact(family):
+    written = (CAPTURES / f"{family}.jsonl").read_bytes()
+    status, out, report = run_relay("--", "cat", str(CAPTURES / f"{family}.jsonl"))
+    payloads = list(stream.split_records(out))
+    assert status == 0 and payloads == expected_payloads(written) and len(payloads) == 151
+    assert report["relayed"] == report["seen"] == 151 and report["dropped"] == {"backpressure": 0, "invalid": 0, "too_large": 0}
+    with_id = [payload for payload in payloads if b'"io.modelcontextprotocol/subscriptionId":2' in payload]
+    assert len(with_id) == 41  # the acknowledgement and the 40 change notifications, tagged as the server wrote them
 
 
 @pytest.mark.parametrize("name", ["ts-v2-modern", "ts-v2", "py-v2-modern", "py-v2"])
