@@ -104,3 +104,64 @@ def test_a_2025_revision_forced_skips_the_probe():
     lines = done.stderr.decode().splitlines()
     assert done.returncode == 1 and _json.loads(lines[-1])["server"]["versions_offered"] == ["2026-07-28"]
     assert lines[0].startswith("diverge-codec: the server shares no MCP revision with the relay: it offered 2026-07-28")
+
+
+# --- the same servers over Streamable HTTP: the facts the HTTP half of issue 42 builds on --------------------------
+
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "diverge-codec-test", "version": "1"}}
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+def _post(port: int, body: dict, headers: dict) -> tuple[int, str, bytes]:
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("POST", "/mcp", body=_json.dumps(body), headers={
+            "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
+        response = connection.getresponse()
+        return response.status, response.getheader("content-type") or "", response.read()
+    finally:
+        connection.close()
+
+
+def _serving(command: list[str]):
+    import socket
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([*command, "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return process, port
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    pytest.fail("the HTTP peer did not listen within 30 s")
+
+
+@pytest.mark.parametrize(("name", "modern_only"), [("ts-v2-modern", True), ("ts-v2", False), ("py-v2", False)])
+def test_over_http_a_modern_post_is_served_and_initialize_is_what_the_era_says(name, modern_only):
+    process, port = _serving(peer(name))
+    try:
+        discover = {"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {"_meta": META}}
+        status, kind, body = _post(port, discover, {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"})
+        assert status == 200 and _json.loads(body)["result"]["supportedVersions"] == ["2026-07-28"]
+        unknown = {**discover, "params": {"_meta": {**META, "io.modelcontextprotocol/protocolVersion": "2099-01-01"}}}
+        status, kind, body = _post(port, unknown, {"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "server/discover"})
+        assert status == 400 and kind.startswith("application/json")  # the 400's body says the server is modern
+        assert _json.loads(body)["error"]["code"] == -32022 and _json.loads(body)["error"]["data"]["supported"] == ["2026-07-28"]
+        status, kind, body = _post(port, INITIALIZE, {})
+        if modern_only:
+            assert status == 400 and _json.loads(body)["error"]["code"] == -32022
+        else:
+            assert status == 200 and b'"protocolVersion":"2025-11-25"' in body
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

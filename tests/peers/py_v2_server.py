@@ -8,7 +8,10 @@ session the old way), and an ``input_required`` answer. mcp 2.3 has no public mo
 switch on stdio: ``--modern-only`` drives the SDK's own modern loop (a private name, pinned by
 the [mcp] extra's version range), which answers ``initialize`` with -32022.
 
-    python tests/peers/py_v2_server.py [--modern-only]
+With ``--http PORT`` it serves Streamable HTTP on 127.0.0.1:PORT/mcp instead (``MCPServer.run``'s, dual-era:
+a 2026-07-28 POST is served statelessly, ``initialize`` opens a 2025 session; there is no modern-only switch).
+
+    python tests/peers/py_v2_server.py [--modern-only | --http PORT]
 """
 
 from __future__ import annotations
@@ -99,5 +102,7 @@ if __name__ == "__main__":
     warnings.simplefilter("ignore", MCPDeprecationWarning)  # logging is deprecated at 2026-07-28, still served
     if "--modern-only" in sys.argv:
         anyio.run(modern_only)
+    elif "--http" in sys.argv:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[sys.argv.index("--http") + 1]))
     else:
         server.run("stdio")

@@ -8,13 +8,21 @@
 // a client on its `subscriptions/listen` stream, or on a 2025 session as before), and an
 // `input_required` answer.
 //
-//   node tests/peers/ts_v2_server.mjs [--legacy reject]
-import { McpServer, inputRequired } from "@modelcontextprotocol/server";
+// With `--http PORT` it serves Streamable HTTP on 127.0.0.1:PORT/mcp instead, by `createMcpHandler`
+// (dual-era: 2025-era requests served statelessly; `--legacy reject`: modern-only, a 2025-era
+// request answered 400 with the -32022 error naming its revisions).
+//
+//   node tests/peers/ts_v2_server.mjs [--legacy reject] [--http PORT]
+import { createServer } from "node:http";
+import { Readable } from "node:stream";
+import { McpServer, createMcpHandler, inputRequired } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 
 const LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 const REPORT = "file:///srv/data/report.txt";
-const legacy = process.argv.includes("--legacy") ? process.argv[process.argv.indexOf("--legacy") + 1] : "serve";
+const option = (name) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
+const legacy = option("--legacy") ?? "serve";
+const port = option("--http");
 
 function factory() {
   const server = new McpServer(
@@ -63,4 +71,19 @@ function factory() {
   return server;
 }
 
-serveStdio(factory, { legacy });
+if (port === undefined) {
+  serveStdio(factory, { legacy });
+} else {
+  const handler = createMcpHandler(factory, { legacy: legacy === "reject" ? "reject" : "stateless" });
+  createServer(async (req, res) => {  // node's request to a fetch Request and back (no adapter package needed)
+    const url = new URL(req.url, `http://${req.headers.host}`);
+    if (url.pathname !== "/mcp") { res.writeHead(404).end(); return; }
+    const body = req.method === "POST" ? Readable.toWeb(req) : undefined;
+    const request = new Request(url, { method: req.method, headers: req.headers, body, duplex: "half" });
+    const response = await handler.fetch(request);
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    if (response.body === null) { res.end(); return; }
+    for await (const chunk of response.body) res.write(chunk);
+    res.end();
+  }).listen(Number(port), "127.0.0.1");
+}
