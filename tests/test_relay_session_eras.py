@@ -222,3 +222,17 @@ def test_the_person_hears_input_required_and_the_versions_a_server_offered():
     line = unreachable_line(report)
     assert line is not None and line.startswith("the server shares no MCP revision with the relay: it offered 2099-01-01, ")
     assert "\x1b" not in line and line.endswith("; the relay speaks 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05")
+
+
+def test_after_the_fallback_a_refused_initialize_fails_at_once_unless_the_refusal_is_modern():
+    for refusal, waits in (({"code": -32601, "message": "no"}, False),
+                           ({"code": -32022, "message": "x", "data": {"supported": ["2026-07-28"]}}, True)):
+        relay, clock = session()
+        relay.start()
+        clock.now += eras.DISCOVER_TIMEOUT
+        relay.expire()
+        relay.receive(line({"id": 0, "error": refusal}))
+        assert (relay.shutdown_reason is None) is waits  # a modern refusal: the probe's late answer still decides
+        if waits:
+            assert relay.report.versions_offered == ["2026-07-28"]
+            assert [m["method"] for m in messages(relay.receive(DISCOVERED))] == ["subscriptions/listen"]

@@ -95,7 +95,8 @@ def unreachable_line(report: dict[str, Any]) -> str | None:
     offered = server.get("versions_offered")
     if shutdown == "handshake failed" and isinstance(offered, list):
         named = ", ".join(escape(str(version)) for version in offered) or "none"
-        return f"the server shares no MCP revision with the relay: it offered {named}; the relay speaks {', '.join(PROTOCOLS[1:])}"
+        speaks = ", ".join(PROTOCOLS[1:])
+        return f"the server shares no MCP revision with the relay: it offered {named}; the relay speaks {speaks}"
     if report.get("unreachable"):
         code, signal = server.get("exit_status"), server.get("signal")
         how = f" (it exited with {code})" if code is not None else f" (ended by {escape(str(signal))})" if signal else ""

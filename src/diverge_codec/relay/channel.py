@@ -298,7 +298,8 @@ class ChannelRelay:
         self.options: RelayOptions = options
         self.session: RelaySession = RelaySession(
             options.calls, requests=options.requests, protocol_version=options.protocol_version,
-            protocol=options.protocol if self.ERAS else None, server_log_level=options.server_log_level, max_line=options.max_line,
+            protocol=options.protocol if self.ERAS else None, server_log_level=options.server_log_level,
+            max_line=options.max_line,
             outbox_bytes=options.outbox_bytes, until_answered=options.until_answered, frame=options.frame,
             request_timeout=options.request_timeout, clock=time.monotonic)
         self.report: RelayReport = self.session.report

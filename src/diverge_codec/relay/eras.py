@@ -78,6 +78,12 @@ def offered_versions(answer: dict[str, Any]) -> list[str] | None:
     return [version[:32] for version in versions if isinstance(version, str)][:OFFERED_SHOWN]
 
 
+def is_modern_error(answer: dict[str, Any]) -> bool:
+    """An error only a modern server sends (``MODERN_ERRORS``)."""
+    error = answer.get("error")
+    return isinstance(error, dict) and error.get("code") in MODERN_ERRORS
+
+
 def read_discover(answer: dict[str, Any]) -> tuple[str, str | None, list[str] | None]:
     """What the ``server/discover`` answer says: (``modern``, the revision to use, the versions offered),
     (``legacy``, a 2025 revision the server named or None, ...) or (``none``, None, the versions offered).
@@ -86,10 +92,8 @@ def read_discover(answer: dict[str, Any]) -> tuple[str, str | None, list[str] | 
     revision both name, else a 2025 one the server named (a dual-era server may list one), else none
     is shared. Any other answer, error or not, makes it a 2025-era server (MCP: "Fall back to the
     ``initialize`` handshake"; never keyed to one error code)."""
-    error = answer.get("error")
     offered = offered_versions(answer)
-    modern = isinstance(answer.get("result"), dict) and offered is not None or (
-        isinstance(error, dict) and error.get("code") in MODERN_ERRORS)
+    modern = isinstance(answer.get("result"), dict) and offered is not None or is_modern_error(answer)
     if not modern:
         return "legacy", None, None
     offered = offered or []

@@ -8,7 +8,8 @@ a progress token. The 2026-07-28 era (``protocol`` ``auto`` or the revision): ``
 first, then a ``subscriptions/listen`` stream for the list changes and the resources the
 ``resources/subscribe`` requests name, then the other requests and the calls, each with the
 revision's ``_meta`` and the log level asked for (``server_log_level``). ``auto`` falls back to
-the handshake on any answer that is not modern, or none within ``eras.DISCOVER_TIMEOUT``. Everything the server writes is read here from its first byte, a chunk at a
+the handshake on any answer that is not modern, or none within ``eras.DISCOVER_TIMEOUT``.
+Everything the server writes is read here from its first byte, a chunk at a
 time through ``mcp_notifications.ChunkFramer`` (one compiled call per chunk): each notification
 becomes a channel record in the ``Outbox``, before or after the handshake's answer; the answers to the relay's own
 requests advance the session; a ``ping`` is answered, any other request the server
@@ -117,13 +118,14 @@ class RelayReport:
     protocol_version: str | None = None
     """The revision used: the one the server answered ``initialize`` with, or the modern one both speak."""
     discover: str | None = None
-    """What the ``server/discover`` probe found (``modern``, ``legacy: ...``, ``no shared revision``), None unsent."""
+    """What the ``server/discover`` probe found (``modern``, ``legacy (...)``, ``no shared revision``); None: not sent."""
     versions_offered: list[str] | None = None
     """The revisions a modern server said it supports (at most ``eras.OFFERED_SHOWN``)."""
     input_required: int = 0
     """Calls answered ``input_required`` (the relay has no input to give): in ``calls_failed`` too."""
     listen: str | None = None
-    """The ``subscriptions/listen`` stream: ``acknowledged``, ``unacknowledged``, ``ended by the server``, ``refused``."""
+    """The ``subscriptions/listen`` stream: ``acknowledged``, ``unacknowledged``, ``ended by the server``, ``refused``;
+    None: not opened (the 2025 era)."""
     unreachable: bool = False
     """The channel carried the one Error frame: the server ended before anything was relayed
     and before a usable ``initialize`` answer."""
@@ -473,10 +475,10 @@ class RelaySession:
         if isinstance(version, str):
             self.report.protocol_version = version
         if version not in SUPPORTED_VERSIONS:
-            if "error" in answer and self._discover_id in self.pending:  # refused: maybe a modern server, still to say
+            self.report.versions_offered = eras.offered_versions(answer) or self.report.versions_offered
+            if eras.is_modern_error(answer) and self._discover_id in self.pending:  # a modern server: its probe decides
                 self._await(self._discover_id, "server/discover")
                 return b""
-            self.report.versions_offered = eras.offered_versions(answer) or self.report.versions_offered
             self.phase = Phase.FAILED
             self._want_shutdown("handshake failed")
             return b""
@@ -525,9 +527,9 @@ class RelaySession:
             self.report.versions_offered = offered
         if kind == "modern" and self.phase in (Phase.DISCOVERING, Phase.INITIALIZING):
             self.pending.pop(self._initialize_id, None)  # a handshake sent after the wait is no longer awaited
-            late = self.phase is Phase.INITIALIZING
+            late = "; the handshake sent after the wait is not awaited" if self.phase is Phase.INITIALIZING else ""
             self.report.discover, self.report.protocol_version = "modern", version
-            self._say(f"{version} (server/discover answered{'; the handshake sent after the wait is not awaited' if late else ''})")
+            self._say(f"{version} (server/discover answered{late})")
             return self._listen()
         if self.phase is not Phase.DISCOVERING:  # a late answer after the fallback: the handshake decides
             if self._initialize_id not in self.pending:  # ... which was refused: nothing is shared
