@@ -236,3 +236,11 @@ def test_after_the_fallback_a_refused_initialize_fails_at_once_unless_the_refusa
         if waits:
             assert relay.report.versions_offered == ["2026-07-28"]
             assert [m["method"] for m in messages(relay.receive(DISCOVERED))] == ["subscriptions/listen"]
+
+
+def test_a_driver_of_the_2025_era_alone_still_offers_a_2025_revision_forced_and_never_probes():
+    from diverge_codec.relay.channel import ChannelRelay, RelayOptions
+
+    for protocol, offered in (("2025-06-18", "2025-06-18"), ("auto", "2025-11-25")):
+        start = messages(ChannelRelay(None, RelayOptions(protocol=protocol)).session.start())[0]  # type: ignore[arg-type]
+        assert start["method"] == "initialize" and start["params"]["protocolVersion"] == offered

@@ -24,7 +24,8 @@ from typing import IO, Any, Protocol
 
 from .. import mcp_notifications
 from .session import (
-    DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_RECONNECT_WINDOW, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, PROTOCOL_VERSION, RelayReport, RelaySession,
+    DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_RECONNECT_WINDOW, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, PROTOCOL_VERSION, RelayReport,
+    RelaySession, SUPPORTED_VERSIONS,
 )
 
 __all__ = [
@@ -298,7 +299,8 @@ class ChannelRelay:
         self.options: RelayOptions = options
         self.session: RelaySession = RelaySession(
             options.calls, requests=options.requests, protocol_version=options.protocol_version,
-            protocol=options.protocol if self.ERAS else None, server_log_level=options.server_log_level,
+            protocol=options.protocol if self.ERAS or options.protocol in SUPPORTED_VERSIONS else None,
+            server_log_level=options.server_log_level,
             max_line=options.max_line,
             outbox_bytes=options.outbox_bytes, until_answered=options.until_answered, frame=options.frame,
             request_timeout=options.request_timeout, clock=time.monotonic)
