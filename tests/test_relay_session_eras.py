@@ -6,7 +6,7 @@ import pytest
 
 from diverge_codec import _json
 from diverge_codec.relay import eras
-from diverge_codec.relay.session import Phase, RelaySession
+from diverge_codec.relay.session import DISCOVER_ID, Phase, RelaySession
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": {"name": "diverge-codec-relay", "version": "1"}}
@@ -35,14 +35,14 @@ def session(**options) -> tuple[RelaySession, Clock]:
     return RelaySession(clock=clock, **options), clock
 
 
-DISCOVERED = line({"id": -1, "result": {"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {}}})
+DISCOVERED = line({"id": DISCOVER_ID, "result": {"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {}}})
 ACK = line({"method": "notifications/subscriptions/acknowledged", "params": {
     "_meta": {"io.modelcontextprotocol/subscriptionId": 1}, "notifications": {"toolsListChanged": True}}})
 
 
 def test_auto_probes_with_discover_carrying_the_revision_s_meta_and_no_log_level():
     relay, _ = session()
-    assert messages(relay.start()) == [{"jsonrpc": "2.0", "id": -1, "method": "server/discover", "params": {"_meta": META}}]
+    assert messages(relay.start()) == [{"jsonrpc": "2.0", "id": DISCOVER_ID, "method": "server/discover", "params": {"_meta": META}}]
     assert relay.phase is Phase.DISCOVERING
 
 
@@ -101,7 +101,7 @@ def test_without_an_ack_the_calls_go_out_after_the_ack_timeout():
 def test_any_answer_that_is_not_modern_falls_back_to_initialize_never_keyed_to_one_code(answer):
     relay, _ = session(calls=[("echo", {})])
     relay.start()
-    sent = messages(relay.receive(line({"id": -1, **answer})))
+    sent = messages(relay.receive(line({"id": DISCOVER_ID, **answer})))
     assert [m["method"] for m in sent] == ["initialize"] and sent[0]["id"] == 0 and relay.phase is Phase.INITIALIZING
     assert relay.report.discover.startswith("legacy")
     handshake = messages(relay.receive(line({"id": 0, "result": {"protocolVersion": "2025-11-25", "capabilities": {}}})))
@@ -125,14 +125,14 @@ def test_a_late_discover_error_after_the_fallback_changes_nothing():
     relay.start()
     clock.now += eras.DISCOVER_TIMEOUT
     relay.expire()
-    assert relay.receive(line({"id": -1, "error": {"code": -32601, "message": "no"}})) == b""
+    assert relay.receive(line({"id": DISCOVER_ID, "error": {"code": -32601, "message": "no"}})) == b""
     assert relay.phase is Phase.INITIALIZING and relay.shutdown_reason is None
 
 
 def test_a_server_that_shares_no_revision_fails_the_handshake_naming_what_it_offered():
     relay, _ = session()
     relay.start()
-    refusal = line({"id": -1, "error": {"code": -32022, "message": "Unsupported protocol version",
+    refusal = line({"id": DISCOVER_ID, "error": {"code": -32022, "message": "Unsupported protocol version",
                                        "data": {"supported": ["2099-01-01"], "requested": "2026-07-28"}}})
     assert relay.receive(refusal) == b""
     assert relay.phase is Phase.FAILED and relay.shutdown_reason == "handshake failed"
@@ -143,14 +143,14 @@ def test_a_server_that_shares_no_revision_fails_the_handshake_naming_what_it_off
 def test_a_modern_refusal_naming_a_2025_revision_gets_the_handshake_offering_it():
     relay, _ = session()
     relay.start()
-    sent = messages(relay.receive(line({"id": -1, "error": {"code": -32022, "message": "x", "data": {"supported": ["2025-06-18"]}}})))
+    sent = messages(relay.receive(line({"id": DISCOVER_ID, "error": {"code": -32022, "message": "x", "data": {"supported": ["2025-06-18"]}}})))
     assert sent[0]["method"] == "initialize" and sent[0]["params"]["protocolVersion"] == "2025-06-18"
 
 
 def test_the_modern_revision_forced_fails_on_a_2025_server_instead_of_falling_back():
     relay, _ = session(protocol="2026-07-28")
     relay.start()
-    assert relay.receive(line({"id": -1, "error": {"code": -32601, "message": "Method not found"}})) == b""
+    assert relay.receive(line({"id": DISCOVER_ID, "error": {"code": -32601, "message": "Method not found"}})) == b""
     assert relay.phase is Phase.FAILED and relay.report.discover == "legacy (error -32601)"
 
 

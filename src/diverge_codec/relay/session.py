@@ -79,9 +79,10 @@ CLIENT_INFO = {"name": "diverge-codec-relay", "version": "1"}
 
 INITIALIZE_ID = 0
 
-DISCOVER_ID = -1
+DISCOVER_ID = 2**31 - 1
 """The ``server/discover`` probe's id: outside the count, so a 2025-era server sees ``initialize`` as 0 and the calls
-from 1, as before the probe."""
+from 1, as before the probe; positive and within 32 bits, so a server whose ids are unsigned or 32-bit (an older
+rmcp's ``u32``) reads it."""
 
 DROP_REASONS = ("backpressure", "invalid", "too_large")
 """Why a notification the server sent was not relayed: the channel could not keep pace, the
