@@ -53,7 +53,7 @@ def _as_sent(line):
 
 def test_every_notification_arrives_in_order_as_the_server_wrote_it():
     lines: list[bytes] = []
-    options = RelayOptions(calls=[("emit_all", {})], until_answered=True, frame=_capturing(lines))
+    options = RelayOptions(calls=[("emit_all", {})], until_answered=True, frame=_capturing(lines), protocol="2025-11-25")
     report, consumed = asyncio.run(_relay(SERVER_COMMAND, options))
     sent = [_as_sent(line) for line in lines if b'"id"' not in line]
     assert len(sent) == report.seen == report.relayed == 20 and sum(report.dropped.values()) == 0
@@ -101,7 +101,7 @@ def test_a_slow_consumer_makes_the_relay_drop_and_count_not_grow():
     outbox_bytes = 64 << 10
     flood = _Answered(1500)
     options = RelayOptions(calls=[("flood", {"count": 1500, "size": 2048})], until_answered=True,
-                           outbox_bytes=outbox_bytes, frame=flood)
+                           outbox_bytes=outbox_bytes, frame=flood, protocol="2025-11-25")
     report, consumed = asyncio.run(_relay(SERVER_COMMAND, options, stalled=flood))
     assert report.seen == 1500
     dropped = report.dropped["backpressure"]

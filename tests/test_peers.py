@@ -194,6 +194,7 @@ def test_mcp_v1_fastmcp_has_no_logging_set_level() -> None:
 
 def test_command_table() -> None:
     assert NAMES == ("ts-sdk-everything", "ts-sdk", "server-memory", "ts-sdk-early", "mcp-v1", "mcp-v2", "fastmcp",
+                     "ts-v2", "ts-v2-modern", "py-v2", "py-v2-modern",
                      "eof-ignoring", "eof-ignoring-sigterm", "exit-at-once", "big-log")
     for name in NAMES:
         assert (command_for(name) is None) == (missing(name) is not None)

@@ -112,8 +112,11 @@ def test_server_everything_progress_logging_and_a_subscription():
 
 @pytest.mark.parametrize("family", ["ts-sdk", "mcp-v1", "mcp-v2", "fastmcp"])
 def test_an_sdk_server_relayed_until_its_calls_are_answered(family):
-    status, out, report = run_relay("--request", 'logging/setLevel={"level":"debug"}', "--call", "emit_all",
-                                    "--until-answered", "--grace", "2", "--quiet-server", "--", *peer(family), timeout=120)
+    # The 2025 era forced: under --protocol auto the dual-era mcp 2.x and fastmcp servers speak 2026-07-28
+    # (tests/test_relay_eras_peers.py relays mcp 2.x there).
+    status, out, report = run_relay("--protocol", "2025-11-25", "--request", 'logging/setLevel={"level":"debug"}',
+                                    "--call", "emit_all", "--until-answered", "--grace", "2", "--quiet-server", "--",
+                                    *peer(family), timeout=120)
     notifications, error, state = channel(out)
     # The Python SDK's servers lack logging/setLevel (-32601): a request that failed, exit 3
     failed = 1 if family in ("mcp-v1", "mcp-v2") else 0

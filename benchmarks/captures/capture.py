@@ -6,7 +6,8 @@ Run from the repository root after ``.ci/peers``::
 
 For each family it starts the server (``tests/peers/servers.py``), reads its stdout
 from the first byte, performs the handshake (``initialize`` at protocol 2025-11-25,
-then ``notifications/initialized``), runs the family's scenario (tool calls with
+then ``notifications/initialized``; for the 2026-07-28 families ``server/discover`` and a
+``subscriptions/listen`` stream instead, every request with the revision's ``_meta``), runs the family's scenario (tool calls with
 progress tokens, ``logging/setLevel``, a resource subscription, ...), answers the
 server's own requests (roots, sampling, elicitation, ping), then shuts the server
 down as MCP's stdio transport says (close stdin, wait, SIGTERM, wait, SIGKILL) and
@@ -34,6 +35,11 @@ sys.path.insert(0, str(ROOT / "tests" / "peers"))
 from servers import NODE_MODULES, VENVS, command_for, missing  # noqa: E402
 
 PROTOCOL_VERSION = "2025-11-25"
+MODERN = "2026-07-28"
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {},
+               "io.modelcontextprotocol/clientInfo": {"name": "diverge-codec-capture", "version": "1.0.0"},
+               "io.modelcontextprotocol/logLevel": "debug"}
+ACK_WAIT = 5.0
 EOF_WAIT = 6.0  # longer than server-everything's 5 s timers, so one more tick shows
 TERM_WAIT = 3.0
 CALL_TIMEOUT = 60.0
@@ -96,10 +102,11 @@ class Peer:
         return await asyncio.wait_for(future, timeout)
 
     async def call(self, name: str, arguments: dict[str, Any] | None = None, token: str | int | None = None,
-                   check: bool = True, timeout: float = CALL_TIMEOUT) -> dict[str, Any]:
-        """``tools/call`` with a progress token (one of our own unless given); a failed call stops the capture."""
+                   check: bool = True, timeout: float = CALL_TIMEOUT, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``tools/call`` with a progress token (one of our own unless given); a failed call stops the capture.
+        ``meta``: the 2026-07-28 era's ``_meta``, beside the token."""
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
-        params["_meta"] = {"progressToken": token if token is not None else f"capture-{next(self._ids)}"}
+        params["_meta"] = {**(meta or {}), "progressToken": token if token is not None else f"capture-{next(self._ids)}"}
         answer = await self.request("tools/call", params, timeout)
         if check and ("error" in answer or answer["result"].get("isError")):
             raise SystemExit(f"tools/call {name} failed: {json.dumps(answer)[:400]}")
@@ -116,6 +123,20 @@ class Peer:
             "protocolVersion": PROTOCOL_VERSION, "capabilities": capabilities,
             "clientInfo": {"name": "diverge-codec-capture", "version": "1.0.0"}})
         await self.notify("notifications/initialized")
+        return answer
+
+    async def discover_and_listen(self) -> dict[str, Any]:
+        """The 2026-07-28 opening: ``server/discover``, then a ``subscriptions/listen`` stream (never answered while it
+        lasts: sent, not awaited) for every list change and the report's updates, until its acknowledgement."""
+        meta = {key: value for key, value in MODERN_META.items() if not key.endswith("logLevel")}
+        answer = await self.request("server/discover", {"_meta": meta})
+        await self._send({"jsonrpc": "2.0", "id": next(self._ids), "method": "subscriptions/listen", "params": {
+            "_meta": meta, "notifications": {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True,
+                                             "resourceSubscriptions": ["file:///srv/data/report.txt"]}}})
+        for _ in range(int(ACK_WAIT / 0.05)):
+            if any(b"notifications/subscriptions/acknowledged" in line for line in self.lines):
+                break
+            await asyncio.sleep(0.05)
         return answer
 
     async def shut_down(self) -> str:
@@ -204,12 +225,26 @@ async def _ours(peer: Peer, flood: dict[str, Any], extra: tuple[str, ...] = ()) 
             peer.unanswered.append(name)
 
 
+async def _modern(peer: Peer) -> None:
+    """Our 2026-07-28 servers: ``emit_all`` ten times (log messages asked per request), an ``input_required`` answer,
+    then ``initialize``, which a modern-only server refuses naming its versions."""
+    for index in range(10):
+        await peer.call("emit_all", token=index if index % 2 else f"emit-{index}", meta=MODERN_META)
+    await peer.call("ask", check=False, meta=MODERN_META)
+    await peer.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+                                      "clientInfo": {"name": "diverge-codec-capture", "version": "1.0.0"}})
+
+
+MODERN_FAMILIES = ("ts-v2-modern", "py-v2-modern")
+
 SCENARIOS = {
     "ts-sdk-everything": _everything,
     "ts-sdk": lambda peer: _ours(peer, {"count": 200, "size": 64, "every": 20}),
     "mcp-v1": lambda peer: _ours(peer, {"count": 200, "size": 64, "every": 20}, ("emit_surrogate",)),
     "mcp-v2": lambda peer: _ours(peer, {"count": 200, "size": 64}),
     "fastmcp": lambda peer: _ours(peer, {"count": 200, "size": 64, "every": 20}),
+    "ts-v2-modern": _modern,
+    "py-v2-modern": _modern,
 }
 
 
@@ -231,6 +266,8 @@ def versions(family: str) -> dict[str, str]:
         "mcp-v1": lambda: pip(str(VENVS / "mcp-v1" / "bin" / "python"), "mcp", "pydantic"),
         "mcp-v2": lambda: pip(sys.executable, "mcp", "pydantic"),
         "fastmcp": lambda: pip(str(VENVS / "fastmcp" / "bin" / "python"), "fastmcp", "mcp", "pydantic"),
+        "ts-v2-modern": lambda: {"@modelcontextprotocol/server": npm("@modelcontextprotocol/server"), "node": node},
+        "py-v2-modern": lambda: pip(sys.executable, "mcp", "pydantic"),
     }[family]()
 
 
@@ -243,7 +280,11 @@ async def capture(family: str) -> dict[str, Any]:
         *command, cwd=ROOT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, limit=32 << 20)
     peer = Peer(process)
-    initialize = await peer.handshake(CLIENT_CAPABILITIES)
+    if family in MODERN_FAMILIES:
+        discovered = (await peer.discover_and_listen()).get("result", {})
+        initialize = {"result": {"protocolVersion": MODERN if MODERN in discovered.get("supportedVersions", ()) else None}}
+    else:
+        initialize = await peer.handshake(CLIENT_CAPABILITIES)
     lines_before_answer = next(index for index, line in enumerate(peer.lines) if _is_answer(line, 1))
     await SCENARIOS[family](peer)
     lines_before_shutdown = len(peer.lines)

@@ -60,7 +60,8 @@ async def relay_to_socket(command: list[str], options: RelayOptions, consume: An
 async def _demo() -> int:
     from consumer import consume  # noqa: PLC0415 - beside this file
 
-    options = RelayOptions(calls=[("emit_all", {})], until_answered=True)
+    # The demo server sends every kind a 2025 handshake session can carry (elicitation complete, task status): that era.
+    options = RelayOptions(calls=[("emit_all", {})], until_answered=True, protocol="2025-11-25")
     report, consumed = await relay_to_socket([sys.executable, str(SERVER)], options, consume)
     print(f"relayed {report.relayed} of {report.seen} notifications, dropped {sum(report.dropped.values())}")
     for notification in consumed.notifications:

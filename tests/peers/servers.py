@@ -7,7 +7,8 @@ everything with ``.ci/peers``. Import it by path (``tests/peers`` is not a packa
     sys.path.insert(0, "tests/peers"); from servers import command_for, missing
 
 Names: the capture families (``ts-sdk-everything``, ``ts-sdk``, ``mcp-v1``, ``mcp-v2``,
-``fastmcp``), ``ts-sdk-early`` (our TS server writing a log line before it answers
+``fastmcp``), the 2026-07-28 servers of both SDKs, dual-era and modern-only (``ts-v2``,
+``ts-v2-modern``: npm's ``@modelcontextprotocol/server``; ``py-v2``, ``py-v2-modern``: mcp 2.x), ``ts-sdk-early`` (our TS server writing a log line before it answers
 ``initialize``), ``server-memory`` (npm's knowledge-graph server: it writes nothing
 between calls, the quiet kind most servers are; set ``MEMORY_FILE_PATH``), and the stdlib peers for the relay's edge cases (``eof-ignoring``,
 ``eof-ignoring-sigterm``, ``exit-at-once``, ``big-log``).
@@ -55,6 +56,24 @@ def _mcp_v2() -> list[str] | str:
     return [sys.executable, str(ROOT / "examples" / "mcp_relay" / "server.py")]
 
 
+def _mcp_v2_peer(*args: str) -> Callable[[], list[str] | str]:
+    def command() -> list[str] | str:
+        if importlib.util.find_spec("mcp") is None or importlib.util.find_spec("mcp.server.runner") is None:
+            return "mcp 2.x (the [mcp] extra) is not installed"
+        return [sys.executable, str(PEERS / "py_v2_server.py"), *args]
+    return command
+
+
+def _node_v2(*args: str) -> Callable[[], list[str] | str]:
+    script = PEERS / "ts_v2_server.mjs"
+
+    def command() -> list[str] | str:
+        if not (NODE_MODULES / "@modelcontextprotocol" / "server" / "package.json").is_file():
+            return "the npm peers are not installed (run .ci/peers)"
+        return _node(script, *args)()
+    return command
+
+
 def _stdlib(script: str, *args: str) -> Callable[[], list[str]]:
     return lambda: [sys.executable, str(PEERS / script), *args]
 
@@ -67,6 +86,10 @@ _COMMANDS: dict[str, Callable[[], list[str] | str]] = {
     "mcp-v1": _venv("mcp-v1", "py_v1_server.py"),
     "mcp-v2": _mcp_v2,
     "fastmcp": _venv("fastmcp", "fastmcp_server.py"),
+    "ts-v2": _node_v2(),  # dual-era: serveStdio's default
+    "ts-v2-modern": _node_v2("--legacy", "reject"),
+    "py-v2": _mcp_v2_peer(),  # dual-era: MCPServer.run's
+    "py-v2-modern": _mcp_v2_peer("--modern-only"),
     "eof-ignoring": _stdlib("eof_ignoring_server.py"),
     "eof-ignoring-sigterm": _stdlib("eof_ignoring_server.py", "--ignore-sigterm"),
     "exit-at-once": _stdlib("exit_at_once_server.py"),

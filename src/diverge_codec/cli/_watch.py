@@ -24,6 +24,7 @@ import sys
 import time
 from typing import IO, TYPE_CHECKING, Any
 
+from ..relay.eras import PROTOCOLS
 from ._safe import UsageError, create_private, escape, json_line
 
 if TYPE_CHECKING:
@@ -69,6 +70,8 @@ def failure_line(label: str, answer: dict[str, Any] | None, timeout: float | Non
             text = text[:MESSAGE_CHARS] + f"... ({len(text) - MESSAGE_CHARS} more)"
         return f"{name} failed: JSON-RPC error {code_text}{f' ({known})' if known else ''}: {text}"
     result = answer.get("result")
+    if isinstance(result, dict) and result.get("resultType") == "input_required":
+        return f"{name} failed: the server asked for input (input_required); the relay has none to give"
     if label.startswith("tools/call ") and isinstance(result, dict) and result.get("isError") is True:
         return f"{name} failed: the tool answered isError (its content is not shown: --answers FILE shows it)"
     return None
@@ -106,6 +109,11 @@ def unreachable_line(report: dict[str, Any]) -> str | None:
     if not server.get("started", True):
         why = escape(str(server.get("error") or "unknown"))
         return f"the command could not start ({why}): check its name, the PATH and its permissions"
+    offered = server.get("versions_offered")
+    if shutdown == "handshake failed" and isinstance(offered, list):
+        named = ", ".join(escape(str(version)) for version in offered) or "none"
+        speaks = ", ".join(PROTOCOLS[1:])
+        return f"the server shares no MCP revision with the relay: it offered {named}; the relay speaks {speaks}"
     if report.get("unreachable") and server.get("transport") is not None:  # reached, and the handshake broke off
         return f"the server did not complete the MCP handshake ({escape(str(server.get('error') or 'no answer'))})"
     if report.get("unreachable"):

@@ -30,6 +30,8 @@ from ..relay.session import (
     DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_RECONNECT_WINDOW, DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_STREAM_TIMEOUT, PROTOCOL_VERSION, SUPPORTED_VERSIONS, RelayReport,
 )
+from ..relay.eras import DISCOVER_TIMEOUT, MODERN_VERSIONS, PROTOCOLS
+from ..relay.eras import LOG_LEVELS as SERVER_LOG_LEVELS
 from ._safe import UsageError, create_private
 from ._watch import DEFAULT_LOG_LEVEL, EXIT_CALL_FAILED, LOG_LEVELS, Watch, refuse_terminal
 
@@ -91,7 +93,8 @@ def _options(args: argparse.Namespace) -> RelayOptions:
         requests=[parse_call(text, "--request") for text in args.request], until_answered=args.until_answered, duration=args.duration,
         grace=args.grace, request_timeout=args.request_timeout, reconnect_window=args.reconnect_window,
         stream_timeout=args.stream_timeout,
-        protocol_version=args.protocol_version, max_line=args.max_line,
+        protocol_version=args.protocol_version, protocol=args.protocol, server_log_level=args.server_log_level,
+        max_line=args.max_line,
         outbox_bytes=args.outbox_bytes, server_stderr=subprocess.DEVNULL if args.quiet_server else None)
 
 
@@ -153,6 +156,8 @@ def _http_target(args: argparse.Namespace, command: list[str]) -> tuple[str, lis
 
     if command:
         raise UsageError("relay takes --url or a command after '--', not both")
+    if args.protocol in MODERN_VERSIONS:
+        raise UsageError(f"--protocol {args.protocol}: --url speaks the 2025 era for now (a command's server speaks both)")
     tls_options = (args.cacert, args.cert, args.key)
     try:
         headers = [parse_header(text) for text in args.header]
@@ -314,6 +319,13 @@ def register(commands: Any) -> None:
                             "the MCP Python SDK's read timeout)")
     relay.add_argument("--protocol-version", default=PROTOCOL_VERSION, choices=SUPPORTED_VERSIONS, metavar="REVISION",
                        help="the MCP revision offered: one of %(choices)s (default %(default)s)")
+    relay.add_argument("--protocol", default="auto", choices=PROTOCOLS, metavar="auto|REVISION",
+                       help="the MCP era: auto (default) probes with server/discover and falls back to initialize "
+                            f"(no answer within {DISCOVER_TIMEOUT:g} s, or any answer that is not modern); a revision "
+                            "forces it: one of %(choices)s (a command's server; --url speaks the 2025 era)")
+    relay.add_argument("--server-log-level", choices=SERVER_LOG_LEVELS, metavar="LEVEL",
+                       help="the server's log messages from this level up: asked on each request on the 2026-07-28 "
+                            "era (debug unless given), sent as logging/setLevel first on the 2025 era (only when given)")
     relay.add_argument("--max-line", type=_positive(int), default=DEFAULT_MAX_LINE, metavar="BYTES",
                        help="longest server line relayed; a channel record is at most one byte more, the tag "
                             "(default %(default)s: records within the stream's default 16 MiB limit)")

@@ -5,7 +5,8 @@ One sans-IO session, several transport drivers side by side over it:
 - ``outbox``: ``relay_frame`` (a server message to a channel payload) and the ``Outbox``
   (bounded in bytes, drops and counts);
 - ``session``: ``RelaySession``, the MCP client side of one session (handshake, calls, which
-  message is what, the report), no I/O;
+  message is what, the report), no I/O; ``eras`` beside it: the 2026-07-28 and 2025 eras' facts
+  and the ``server/discover`` probe's reading;
 - ``eventstream``: server-sent events as bytes (the HTTP transports' bodies), no I/O;
 - ``channel``: what every driver shares (the channel's writers, ``RelayOptions``, the pump);
 - ``stdio``: ``ServerRelay``, a server run as a child process;

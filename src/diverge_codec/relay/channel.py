@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import os
 import stat
 import sys
@@ -24,7 +25,7 @@ from typing import IO, Any, Protocol
 from .. import mcp_notifications
 from .session import (
     DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_RECONNECT_WINDOW, DEFAULT_OUTBOX_BYTES, DEFAULT_REQUEST_TIMEOUT, DEFAULT_STREAM_TIMEOUT,
-    PROTOCOL_VERSION, RelayReport, RelaySession,
+    PROTOCOL_VERSION, RelayReport, RelaySession, SUPPORTED_VERSIONS,
 )
 
 __all__ = [
@@ -32,6 +33,8 @@ __all__ = [
 ]
 
 _PREFIX = 4  # a record's length, before its payload (``stream``)
+
+_log = logging.getLogger("diverge_codec.relay")
 
 REQUESTED = ("duration", "until-answered", "requested", "channel closed")
 """Shutdown reasons that are a request (and ``signal NAME``): the relay did what it was asked, exit status 0."""
@@ -265,6 +268,12 @@ class RelayOptions:
     """HTTP: seconds the server's GET stream may go without a byte before it is opened again from its last event id
     (a flow a NAT or proxy dropped without a word); None: never."""
     protocol_version: str = PROTOCOL_VERSION
+    """The 2025 revision offered in ``initialize``."""
+    protocol: str = "auto"
+    """The era: ``auto`` probes with ``server/discover`` first, a revision forces one (``eras.PROTOCOLS``). A
+    driver that speaks only the 2025 era (``streamable_http``) always does the handshake."""
+    server_log_level: str | None = None
+    """The server's log messages asked from this level up (``session.RelaySession.server_log_level``)."""
     max_line: int = DEFAULT_MAX_LINE
     outbox_bytes: int = DEFAULT_OUTBOX_BYTES
     server_stderr: int | IO[Any] | None = None
@@ -285,14 +294,21 @@ class ChannelRelay:
     and sends what the session answers with (``_send``).
     """
 
+    ERAS = False
+    """Whether the driver speaks the 2026-07-28 era too (``RelayOptions.protocol``); else the 2025 handshake only."""
+
     def __init__(self, writer: ChannelWriter, options: RelayOptions) -> None:
         self.writer: ChannelWriter = writer
         self.options: RelayOptions = options
         self.session: RelaySession = RelaySession(
-            options.calls, requests=options.requests, protocol_version=options.protocol_version, max_line=options.max_line,
+            options.calls, requests=options.requests, protocol_version=options.protocol_version,
+            protocol=options.protocol if self.ERAS or options.protocol in SUPPORTED_VERSIONS else None,
+            server_log_level=options.server_log_level,
+            max_line=options.max_line,
             outbox_bytes=options.outbox_bytes, until_answered=options.until_answered, frame=options.frame,
             request_timeout=options.request_timeout, clock=time.monotonic)
         self.report: RelayReport = self.session.report
+        self.session.on_era = _said_era
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._hurry = asyncio.Event()
@@ -444,6 +460,11 @@ class ChannelRelay:
             await self.writer.wait_closed()
         except (ConnectionError, OSError):
             pass
+
+
+def _said_era(words: str) -> None:
+    """INFO, as it happens: which MCP revision the relay speaks with the server, and how it found it."""
+    _log.info("MCP era: %s", words)
 
 
 def exit_status(report: RelayReport) -> int:

@@ -1,10 +1,15 @@
 """The relay's client side of one MCP stdio session, sans-IO: lines in, requests out, payloads queued.
 
-A relay speaks to the container's MCP server as its client would: ``initialize``
-(offering ``PROTOCOL_VERSION``, accepting any revision in ``SUPPORTED_VERSIONS`` the
-server answers with), then ``notifications/initialized``, the requests it was given
-(``logging/setLevel``, ``resources/subscribe``, ...) and the tool calls, each call with a
-progress token. Everything the server writes is read here from its first byte, a chunk at a
+A relay speaks to the container's MCP server as its client would, in either era (``eras``).
+The 2025 era: ``initialize`` (offering ``PROTOCOL_VERSION``, accepting any revision in
+``SUPPORTED_VERSIONS`` the server answers with), then ``notifications/initialized``, the requests
+it was given (``logging/setLevel``, ``resources/subscribe``, ...) and the tool calls, each call with
+a progress token. The 2026-07-28 era (``protocol`` ``auto`` or the revision): ``server/discover``
+first, then a ``subscriptions/listen`` stream for the list changes and the resources the
+``resources/subscribe`` requests name, then the other requests and the calls, each with the
+revision's ``_meta`` and the log level asked for (``server_log_level``). ``auto`` falls back to
+the handshake on any answer that is not modern, or none within ``eras.DISCOVER_TIMEOUT``.
+Everything the server writes is read here from its first byte, a chunk at a
 time through ``mcp_notifications.ChunkFramer`` (one compiled call per chunk): each notification
 becomes a channel record in the ``Outbox``, before or after the handshake's answer; the answers to the relay's own
 requests advance the session; a ``ping`` is answered, any other request the server
@@ -42,12 +47,13 @@ from typing import Any
 from .. import mcp_notifications, stream
 from .._implementation import IMPLEMENTATION
 from .._json import dumps, loads
+from . import eras
 from .outbox import MAX_RECORD_BYTES, UNREACHABLE_CODE, Outbox, unreachable_frame
 
 PROTOCOL_VERSION = "2025-11-25"
 """The MCP revision the relay offers in ``initialize``."""
 
-SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+SUPPORTED_VERSIONS = eras.LEGACY_VERSIONS
 """Revisions the relay speaks: the ones it may offer, and the ones it accepts in the server's
 answer; any other answer ends the session as a failed handshake."""
 
@@ -77,6 +83,11 @@ CLIENT_INFO = {"name": "diverge-codec-relay", "version": "1"}
 
 INITIALIZE_ID = 0
 
+DISCOVER_ID = 2**31 - 1
+"""The ``server/discover`` probe's id: outside the count, so a 2025-era server sees ``initialize`` as 0 and the calls
+from 1, as before the probe; positive and within 32 bits, so a server whose ids are unsigned or 32-bit (an older
+rmcp's ``u32``) reads it."""
+
 DROP_REASONS = ("backpressure", "invalid", "too_large")
 """Why a notification the server sent was not relayed: the channel could not keep pace, the
 channel's decode would refuse it, it is larger than the line or record limit."""
@@ -85,7 +96,9 @@ channel's decode would refuse it, it is larger than the line or record limit."""
 class Phase(enum.Enum):
     """Where the handshake stands."""
 
+    DISCOVERING = "server/discover sent, not answered"
     INITIALIZING = "initialize sent, not answered"
+    LISTENING = "subscriptions/listen sent, its acknowledgement awaited before the calls"
     READY = "initialized: calls sent"
     FAILED = "the server refused initialize, answered a revision the relay does not speak, or timed out"
 
@@ -108,7 +121,16 @@ class RelayReport:
     calls_timed_out: int = 0
     """Requests given up after ``request_timeout`` (and cancelled): in ``calls_failed`` too."""
     protocol_version: str | None = None
-    """The revision the server answered ``initialize`` with, if it did."""
+    """The revision used: the one the server answered ``initialize`` with, or the modern one both speak."""
+    discover: str | None = None
+    """What the ``server/discover`` probe found (``modern``, ``legacy (...)``, ``no shared revision``); None: not sent."""
+    versions_offered: list[str] | None = None
+    """The revisions a modern server said it supports (at most ``eras.OFFERED_SHOWN``)."""
+    input_required: int = 0
+    """Calls answered ``input_required`` (the relay has no input to give): in ``calls_failed`` too."""
+    listen: str | None = None
+    """The ``subscriptions/listen`` stream: ``acknowledged``, ``unacknowledged``, ``ended by the server``, ``refused``;
+    None: not opened (the 2025 era)."""
     unreachable: bool = False
     """The channel carried the one Error frame: the server ended before anything was relayed
     and before a usable ``initialize`` answer."""
@@ -136,8 +158,15 @@ class RelayReport:
             "protocol_version": self.protocol_version, "unreachable": self.unreachable,
             "requests_answered": self.requests_answered, "requests_unanswered": self.requests_unanswered,
             "ignored": self.ignored, "channel": {"unsent": self.unsent, "cut": self.channel_cut},
-            "server": dict(self.server),
+            "server": {**self.server, **self._era()},
         }
+
+    def _era(self) -> dict[str, Any]:
+        """The era's facts, beside the driver's: only where the session probed or met a modern server."""
+        if self.discover is None and self.versions_offered is None:
+            return {}
+        era = {"discover": self.discover, "versions_offered": self.versions_offered, "listen": self.listen}
+        return {**era, "input_required": self.input_required}
 
 
 class RelaySession:
@@ -163,6 +192,8 @@ class RelaySession:
         requests: Sequence[tuple[str, Any]] = (),
         *,
         protocol_version: str = PROTOCOL_VERSION,
+        protocol: str | None = None,
+        server_log_level: str | None = None,
         max_line: int = DEFAULT_MAX_LINE,
         outbox_bytes: int = DEFAULT_OUTBOX_BYTES,
         until_answered: bool = False,
@@ -176,9 +207,20 @@ class RelaySession:
             raise ValueError(f"protocol_version must be one the relay speaks: {', '.join(SUPPORTED_VERSIONS)}")
         if request_timeout is not None and not request_timeout > 0:
             raise ValueError("request_timeout must be more than 0, or None")
+        if protocol is not None and protocol not in eras.PROTOCOLS:
+            raise ValueError(f"protocol must be one of: {', '.join(eras.PROTOCOLS)}")
+        if server_log_level is not None and server_log_level not in eras.LOG_LEVELS:
+            raise ValueError(f"server_log_level must be one of: {', '.join(eras.LOG_LEVELS)}")
+        if protocol in SUPPORTED_VERSIONS:
+            protocol_version, protocol = protocol, None  # a 2025 revision forced: the handshake, offering it
         self.calls: list[tuple[str, Any]] = list(calls)
         self.requests: list[tuple[str, Any]] = list(requests)
         self.protocol_version: str = protocol_version
+        self.protocol: str | None = protocol
+        """None: the 2025 handshake only (what ``streamable_http`` speaks); ``auto`` or a modern revision: probe first."""
+        self.server_log_level: str | None = server_log_level
+        """The log level asked for: per request on the modern era (``debug`` when None), ``logging/setLevel``
+        first on the 2025 era (only when given: a 2025 server that lacks logging would fail the request)."""
         self.until_answered: bool = until_answered
         self.frame: Callable[[bytes], bytes | None] = frame
         self.request_timeout: float | None = request_timeout
@@ -203,6 +245,9 @@ class RelaySession:
         """Called for each of the relay's requests after the handshake when it ends: its label (the method, or
         ``tools/call NAME``) and the server's answer, or None when it timed out. For a caller that reports failures
         or shows answers on request (the CLI); the session itself keeps no answer."""
+        self.on_era: Callable[[str], None] | None = None
+        """Called with a few words when the era is decided (or none is shared): for a driver's log line. The words
+        hold revisions (a server's cut to 32 characters) and error codes, nothing else the server sent."""
         self._labels: dict[int, str] = {}
         self._initialize_id = INITIALIZE_ID
         self._next_id = INITIALIZE_ID + 1
@@ -211,9 +256,18 @@ class RelaySession:
         self.not_repeated: list[str] = []
         """After ``restart``: the calls the lost session made, which the new one does not make again (the server
         may have forgotten what they set up), as labels (``tools/call NAME``)."""
+        self._discover_id: int | None = None
+        self._listen_id: int | None = None
+        self._ack_deadline = float("inf")
 
     def start(self) -> bytes:
-        """The ``initialize`` request, the first thing to write to the server."""
+        """The first thing to write to the server: ``server/discover`` for a session that probes, else ``initialize``."""
+        if self.protocol is not None and self._discover_id is None:
+            return self._discover()
+        return self._handshake()
+
+    def _handshake(self) -> bytes:
+        """The ``initialize`` request."""
         if self._initialize_id in self.pending:
             self._await(self._initialize_id, "initialize")
         return _message({"jsonrpc": "2.0", "id": self._initialize_id, "method": "initialize", "params": {
@@ -309,10 +363,12 @@ class RelaySession:
             self.report.unsent += count
 
     def next_deadline(self) -> float | None:
-        """When the oldest unanswered request times out, on ``clock``; None if none can."""
-        if not self.pending or self.request_timeout is None or self.ended:
+        """When the oldest unanswered request times out (or the era's probe or the listen acknowledgement is given
+        up), on ``clock``; None if none can."""
+        if self.ended:
             return None
-        return min(deadline for _, deadline in self.pending.values())
+        deadline = min([self._ack_deadline, *(deadline for _, deadline in self.pending.values())])
+        return None if deadline == float("inf") else deadline
 
     def expire(self) -> bytes:
         """Give up every request past its deadline: the cancellations to write to the server.
@@ -320,13 +376,18 @@ class RelaySession:
         A call is counted failed and timed out, and cancelled as MCP asks of a client that
         stops waiting; ``initialize`` is never cancelled (MCP forbids it): the handshake fails.
         """
-        if self.ended or self.request_timeout is None:
+        if self.ended:
             return b""
         now = self.clock()
         expired = [request_id for request_id, (_, deadline) in self.pending.items() if deadline <= now]
         cancellations: list[bytes] = []
+        if self.phase is Phase.LISTENING and self._ack_deadline <= now:
+            cancellations.append(self._go())  # no acknowledgement: the calls go out all the same
         for request_id in expired:
             del self.pending[request_id]
+            if request_id == self._discover_id:
+                cancellations.append(self._undiscovered())
+                continue
             if request_id == self._initialize_id:
                 self.phase = Phase.FAILED
                 self._want_shutdown("initialize timed out")
@@ -350,12 +411,15 @@ class RelaySession:
         """A framer call's result read: its records queued, its other lines answered; the replies to write."""
         records, count, payload_bytes, largest, others = framed
         self._settle()
+        replies: list[bytes] = []
         if count:
             self.report.seen += count
             self.outbox.offer_records(records, count, payload_bytes, largest)
+            if self.phase is Phase.LISTENING and _ACKNOWLEDGED in records:  # only while the calls wait for it
+                self.report.listen = "acknowledged"
+                replies.append(self._go())
         if not others:
-            return b""
-        replies: list[bytes] = []
+            return b"".join(replies)
         for line in others:  # the server's requests and the answers pending awaits: a few a session
             request = request_head(line)
             if request is not None:
@@ -391,16 +455,26 @@ class RelaySession:
             self.report.ignored += 1
             return
         method, _ = self.pending.pop(request_id)
-        if request_id == self._initialize_id:
+        if request_id == self._discover_id:
+            replies.append(self._discovered(message))
+        elif request_id == self._initialize_id:
             replies.append(self._initialized(message))
+        elif request_id == self._listen_id:  # the stream ended: gracefully (a result) or refused
+            acknowledged = "result" in message or self.report.listen == "acknowledged"
+            self.report.listen = "ended by the server" if acknowledged else "refused"
+            if self.phase is Phase.LISTENING:
+                replies.append(self._go())
         else:
             self.report.calls_answered += 1
-            self.report.calls_failed += "error" in message or (method == "tools/call" and _is_error_result(message))
+            asks = eras.is_input_required(message)
+            self.report.input_required += asks
+            self.report.calls_failed += "error" in message or asks or (
+                method == "tools/call" and _is_error_result(message))
             self._answered(request_id, message)
         self._maybe_done()
 
     def _maybe_done(self) -> None:
-        if self.phase is Phase.READY and not self.pending and self.until_answered:
+        if self.phase is Phase.READY and self.until_answered and not self.pending.keys() - {self._listen_id}:
             self._want_shutdown("until-answered")
 
     def _await(self, request_id: int, method: str) -> None:
@@ -408,31 +482,144 @@ class RelaySession:
         self.pending[request_id] = (method, self.clock() + timeout if timeout is not None else float("inf"))
 
     def _initialized(self, answer: dict[str, Any]) -> bytes:
+        if self.phase is not Phase.INITIALIZING:  # a handshake sent before a late DiscoverResult won
+            return b""
         result = answer.get("result")
         version = result.get("protocolVersion") if isinstance(result, dict) else None
         if isinstance(version, str):
             self.report.protocol_version = version
         if version not in SUPPORTED_VERSIONS:
+            self.report.versions_offered = eras.offered_versions(answer) or self.report.versions_offered
+            if eras.is_modern_error(answer) and self._discover_id in self.pending:  # a modern server: its probe decides
+                self._await(self._discover_id, "server/discover")
+                return b""
             self.phase = Phase.FAILED
             self._want_shutdown("handshake failed")
             return b""
+        if self._discover_id is not None:
+            self.pending.pop(self._discover_id, None)  # the handshake decided: a later probe answer is noise
         self.phase = Phase.READY
-        requests = [_message({"jsonrpc": "2.0", "method": "notifications/initialized"})]
         made = [(method, params) for method, params in self.requests]
-        if not self._restarted:  # a call is made once: one in flight when a session was lost failed then
-            made += [("tools/call", {"name": name, "arguments": arguments}) for name, arguments in self.calls]
+        level = self.server_log_level
+        if level is not None and not any(method == "logging/setLevel" for method, _ in made):
+            made.insert(0, ("logging/setLevel", {"level": level}))
+        return _message({"jsonrpc": "2.0", "method": "notifications/initialized"}) + self._send_work(made, None)
+
+    def _send_work(self, made: list[tuple[str, Any]], meta: dict[str, Any] | None) -> bytes:
+        """The requests, then the calls (once: one in flight when a session was lost failed then), each awaited;
+        ``meta``: the modern era's ``_meta``, merged into each request's own."""
+        if not self._restarted:
+            made = made + [("tools/call", {"name": name, "arguments": arguments}) for name, arguments in self.calls]
+        requests: list[bytes] = []
         for request_id, (method, params) in enumerate(made, start=self._next_id):
-            if method == "tools/call":
-                self._labels[request_id] = f"tools/call {params['name']}"
+            call = method == "tools/call"
+            self._labels[request_id] = f"tools/call {params['name']}" if call else method
+            if call:
                 self._made_calls.append(self._labels[request_id])
-                params = {**params, "_meta": {"progressToken": f"call-{request_id}"}}
-            else:
-                self._labels[request_id] = method
+            if meta is not None or call:
+                own = params.get("_meta") if isinstance(params, dict) and meta is not None else None
+                extra = {"progressToken": f"call-{request_id}"} if call else {}
+                params = {**(params or {}), "_meta": {**(own if isinstance(own, dict) else {}), **(meta or {}), **extra}}
             requests.append(_message({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
             self._await(request_id, method)
         self._next_id += len(made)
         self.report.calls_sent += len(made)
         return b"".join(requests)
+
+    def _discover(self) -> bytes:
+        """The era's probe (MCP 2026-07-28: a dual-era client "SHOULD probe with server/discover before sending any
+        other request"), under ``DISCOVER_ID``; ``initialize``, if it comes to that, keeps ``INITIALIZE_ID``."""
+        self._discover_id = DISCOVER_ID
+        self.phase = Phase.DISCOVERING
+        self.pending.clear()
+        self.pending[self._discover_id] = ("server/discover", self.clock() + eras.DISCOVER_TIMEOUT)
+        return _message({"jsonrpc": "2.0", "id": self._discover_id, "method": "server/discover",
+                         "params": {"_meta": eras.request_meta(eras.MODERN_VERSIONS[0], CLIENT_INFO)}})
+
+    def _discovered(self, answer: dict[str, Any]) -> bytes:
+        """The probe answered: a modern server gets the listen stream; any other answer the handshake (``auto``)."""
+        kind, version, offered = eras.read_discover(answer)
+        if offered is not None:
+            self.report.versions_offered = offered
+        if kind == "modern" and self.phase in (Phase.DISCOVERING, Phase.INITIALIZING):
+            self.pending.pop(self._initialize_id, None)  # a handshake sent after the wait is no longer awaited
+            late = "; the handshake sent after the wait is not awaited" if self.phase is Phase.INITIALIZING else ""
+            self.report.discover, self.report.protocol_version = "modern", version
+            self._say(f"{version} (server/discover answered{late})")
+            return self._listen()
+        if self.phase is not Phase.DISCOVERING:  # a late answer after the fallback: the handshake decides
+            if self._initialize_id not in self.pending:  # ... which was refused: nothing is shared
+                self._fail_era("no shared revision")
+            return b""
+        error = answer.get("error")
+        code = error.get("code") if isinstance(error, dict) else None
+        found = "no shared revision" if kind == "none" else f"legacy (error {code})" if isinstance(code, int) else (
+            "legacy (no DiscoverResult)")
+        if kind == "none" or self.protocol != "auto":
+            self._fail_era(found)
+            return b""
+        return self._fall_back(version, found)
+
+    def _undiscovered(self) -> bytes:
+        """The probe went unanswered for ``eras.DISCOVER_TIMEOUT``: the handshake (``auto``), its answer still read."""
+        if self.phase is not Phase.DISCOVERING or self.protocol != "auto":
+            self._fail_era(self.report.discover or f"no answer within {eras.DISCOVER_TIMEOUT:g} s")
+            return b""
+        assert self._discover_id is not None
+        self.pending[self._discover_id] = ("server/discover", float("inf"))  # a late DiscoverResult still wins
+        return self._fall_back(None, f"legacy (no answer within {eras.DISCOVER_TIMEOUT:g} s)")
+
+    def _fall_back(self, version: str | None, found: str) -> bytes:
+        self.report.discover = found
+        self._say(f"the 2025 handshake, offering {version or self.protocol_version} (server/discover: {found})")
+        if version is not None:
+            self.protocol_version = version
+        self.phase = Phase.INITIALIZING
+        self.pending[self._initialize_id] = ("initialize", float("inf"))
+        return self._handshake()
+
+    def _fail_era(self, found: str) -> None:
+        self.report.discover = found
+        offered = self.report.versions_offered
+        self._say(f"none shared ({found}; the server offered: {', '.join(offered) if offered else 'nothing'})")
+        if self._discover_id is not None:
+            self.pending.pop(self._discover_id, None)
+        self.phase = Phase.FAILED
+        self._want_shutdown("handshake failed")
+
+    def _say(self, words: str) -> None:
+        if self.on_era is not None:
+            self.on_era(words)
+
+    def _listen(self) -> bytes:
+        """The ``subscriptions/listen`` stream, opened before the calls: the list changes, and the resources the
+        ``resources/subscribe`` requests name (the one way to name them, on both eras)."""
+        uris = [params["uri"] for method, params in self.requests if method == "resources/subscribe"
+                and isinstance(params, dict) and isinstance(params.get("uri"), str)]
+        self.phase = Phase.LISTENING
+        self.report.listen = "unacknowledged"
+        self._listen_id, self._next_id = self._next_id, self._next_id + 1
+        self.pending[self._listen_id] = ("subscriptions/listen", float("inf"))  # it lasts as long as the session
+        self._ack_deadline = self.clock() + eras.LISTEN_ACK_TIMEOUT
+        assert self.report.protocol_version is not None
+        params = {"_meta": eras.request_meta(self.report.protocol_version, CLIENT_INFO), **eras.listen_params(uris)}
+        return _message({"jsonrpc": "2.0", "id": self._listen_id, "method": "subscriptions/listen", "params": params})
+
+    def _go(self) -> bytes:
+        """The listen stream acknowledged (or given up on): the modern era's requests and calls. The 2025-only ones
+        are folded in: ``resources/subscribe`` into the stream, ``logging/setLevel`` into each request's log level."""
+        self.phase = Phase.READY
+        self._ack_deadline = float("inf")
+        level = self.server_log_level
+        made: list[tuple[str, Any]] = []
+        for method, params in self.requests:
+            if method == "logging/setLevel":
+                given = params.get("level") if isinstance(params, dict) else None
+                level = level or (given if given in eras.LOG_LEVELS else None)
+            elif method != "resources/subscribe":
+                made.append((method, params))
+        assert self.report.protocol_version is not None
+        return self._send_work(made, eras.request_meta(self.report.protocol_version, CLIENT_INFO, level or "debug"))
 
     def _answered(self, request_id: int, message: dict[str, Any] | None) -> None:
         label = self._labels.pop(request_id, "")
@@ -469,6 +656,9 @@ def _framer(frame: Callable[[bytes], bytes | None], max_line: int, record_limit:
     framer = _mcp_notifications_py.ChunkFramer(max_line, record_limit, awaiting=awaiting)
     framer._splice = frame
     return framer
+
+
+_ACKNOWLEDGED = b'"notifications/subscriptions/acknowledged"'
 
 
 def _is_error_result(answer: dict[str, Any]) -> bool:

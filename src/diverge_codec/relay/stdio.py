@@ -100,7 +100,10 @@ class ServerRelay(ChannelRelay):
     """One stdio server relayed onto one channel. ``await run()`` once; ``shutdown()`` from anywhere in the loop.
 
     ``shutdown`` closes the server's stdin, waits ``grace``, then SIGTERM, ``grace``, SIGKILL.
+    The era is found by the session (``server/discover`` first, ``RelayOptions.protocol``).
     """
+
+    ERAS = True
 
     def __init__(self, command: Sequence[str], writer: ChannelWriter, options: RelayOptions = RelayOptions()) -> None:
         if not command:
