@@ -580,8 +580,7 @@ class RelaySession:
 
     def _fail_era(self, found: str) -> None:
         self.report.discover = found
-        offered = self.report.versions_offered
-        self._say(f"none shared ({found}; the server offered: {', '.join(offered) if offered else 'nothing'})")
+        # No line here: the driver's failure says it once, naming what the server offered (report.versions_offered).
         if self._discover_id is not None:
             self.pending.pop(self._discover_id, None)
         self.phase = Phase.FAILED
