@@ -197,6 +197,9 @@ PROCESSES = {
         "test_a_dead_unreaped_child_is_not_a_leftover", "test_children_are_the_children_a_scan_of_proc_finds_from_every_thread",
         "test_descendants_are_the_tree_a_scan_of_proc_finds_grandchildren_and_other_groups_included",
         "test_end_children_kills_what_it_finds_and_spares_what_it_is_told_to",
+        "test_a_group_held_reaches_its_members_after_its_leader_is_reaped_and_nothing_once_they_ended",
+        "test_a_leader_reaped_before_its_group_is_held_is_not_trusted_by_its_number",
+        "test_the_stdio_driver_never_signals_its_server_s_group_by_number_once_the_leader_is_reaped",
     ),
     "test_mcp_sdk.py": (
         "test_under_mcp_1x_the_import_names_the_version_needed_and_the_one_found",

@@ -110,6 +110,7 @@ class ServerRelay(ChannelRelay):
         """The mark in the server's environment (``_leftovers.MARK``) by which what it starts is found at the end."""
         self._transport: asyncio.SubprocessTransport | None = None
         self._leftovers: set[int] = set()  # the server's processes found alive once it had exited
+        self._group: _leftovers.Group | None = None  # the server's process group, held while its number is its own
 
     async def run(self) -> RelayReport:
         """Relay until the server's output ends and the server is gone: the report."""
@@ -129,6 +130,7 @@ class ServerRelay(ChannelRelay):
         self._transport = transport
         pid = transport.get_pid()
         _leftovers.started(pid)
+        group = self._group = _leftovers.Group(pid)  # before anything awaits: the leader is still unreaped
         output = transport.get_pipe_transport(1)
         if output is not None:
             _widen_pipe(output.get_extra_info("pipe").fileno())
@@ -147,7 +149,8 @@ class ServerRelay(ChannelRelay):
             self.session.end_of_output()
             await self._close_channel(pump)
         except BaseException:  # cancelled or failed: what the server left is ended now, not at the loop's next scan
-            self._leftovers.update(_leftovers.end_leftovers(pid, self.token))
+            self._leftovers.update(_leftovers.end_leftovers(group, self.token))
+            group.close()
             raise
         finally:
             for handle in (timer, self._expiry):
@@ -158,7 +161,10 @@ class ServerRelay(ChannelRelay):
                     task.cancel()
             _leftovers.stopped(pid)
             transport.close()
-        leftovers = await _leftovers.ended(pid, self.token)  # one scan with the servers ending at the same time
+        try:
+            leftovers = await _leftovers.ended(group, self.token)  # one scan with the servers ending at the same time
+        finally:
+            group.close()
         self._leftovers.update(leftovers)
         self.report.server["leftovers"] = len(self._leftovers)
         await _leftovers.reap(leftovers)
@@ -191,11 +197,13 @@ class ServerRelay(ChannelRelay):
                 if await self._wait_exit(pipes, grace):
                     break
                 server["ended_by"] = step
-                _signal_group(transport.get_pid(), signum)
+                assert self._group is not None
+                self._group.signal(signum)
             await pipes.exited
         # The leader is gone; one of its children may still hold the output open.
         if not await self._wait_exit(pipes, grace, pipes.output_ended):
-            killed = await _leftovers.ended(transport.get_pid(), self.token)  # its EOF follows
+            assert self._group is not None
+            killed = await _leftovers.ended(self._group, self.token)  # its EOF follows
             self._leftovers.update(killed)
             await _first(pipes.output_ended, asyncio.sleep(min(grace, OUTPUT_AFTER_KILL)))
             await _leftovers.reap(killed)
@@ -214,10 +222,3 @@ class ServerRelay(ChannelRelay):
 async def relay(command: Sequence[str], writer: ChannelWriter, options: RelayOptions = RelayOptions()) -> RelayReport:
     """Relay one server's notifications onto ``writer`` until it ends: the report."""
     return await ServerRelay(command, writer, options).run()
-
-
-def _signal_group(pid: int, signum: int) -> None:
-    try:
-        os.killpg(pid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
