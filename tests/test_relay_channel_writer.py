@@ -1,0 +1,174 @@
+"""The channel's end in-process: a scripted server through ``ChannelRelay`` onto a ``PipeWriter``, read by a
+scripted slow consumer on the test's own event loop (a pipe, no process, no socket: the quick subset).
+
+What ``test_relay_channel_end.py`` checks with a relay and a consumer as processes, here on both cores with
+exact counts: a consumer slow at the end gets every record the relay had begun, whole, and the finish (the
+pipe's end) after them; the records never begun are counted unsent and dropped for backpressure, never
+relayed; one that stops mid-record is reported cut; one that keeps up gets every notification. See
+docs/relay.md, "What is guaranteed".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+
+import pytest
+
+from diverge_codec import _json, stream
+from diverge_codec.errors import TruncatedStreamError
+from diverge_codec.relay import session as session_module
+from diverge_codec.relay.channel import ChannelRelay, PipeWriter, RelayOptions
+from diverge_codec.relay.session import INITIALIZE_ID, PROTOCOL_VERSION
+from diverge_codec.sequence import State
+
+from test_relay_command import channel
+
+F_SETPIPE_SZ = 1031  # Linux's fcntl: the pipe's buffer, here one page, so a consumer's pace shows at once
+pytestmark = pytest.mark.skipif(not hasattr(fcntl, "F_SETPIPE_SZ") and not os.path.exists("/proc/sys/fs/pipe-max-size"),
+                                reason="a pipe's buffer is set by F_SETPIPE_SZ (Linux)")
+
+
+def _line(obj: object) -> bytes:
+    return _json.dumps(obj) + b"\n"
+
+
+def _log(number: int, size: int) -> bytes:
+    return _line({"jsonrpc": "2.0", "method": "notifications/message",
+                  "params": {"level": "info", "data": f"{number:06d}" + "x" * size}})
+
+
+ANSWER = _line({"jsonrpc": "2.0", "id": INITIALIZE_ID, "result": {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}}})
+
+
+class ScriptedServer(ChannelRelay):
+    """A server that is a script: it answers ``initialize`` (or not), writes ``lines`` a chunk a turn, then its output
+    ends; the relay's end is the stdio driver's (``end_of_output``, ``_close_channel``, ``finish_report``)."""
+
+    def __init__(self, writer: PipeWriter, options: RelayOptions, lines: list[bytes], answer: bool = True) -> None:
+        super().__init__(writer, options)
+        self.lines, self.answer, self.to_server = lines, answer, bytearray()
+
+    def _send(self, data: bytes) -> None:
+        self.to_server += data
+
+    async def run(self):
+        self._send(self.session.start())
+        pump = asyncio.create_task(self._pump())
+        if self.answer:
+            self._received(self.session.receive(ANSWER))
+        for at in range(0, len(self.lines), 8):
+            self._received(self.session.receive(b"".join(self.lines[at:at + 8])))
+            await asyncio.sleep(0)
+        self.session.end_of_output()
+        await self._close_channel(pump)
+        self.session.finish_report()
+        return self.report
+
+
+class Consumer:
+    """The pipe's read end on the test's loop: ``per_read`` bytes each ``every`` seconds, until ``stop_after`` bytes
+    (then nothing more until ``resume``) or the end of the pipe (``ended``)."""
+
+    def __init__(self, fd: int, per_read: int, every: float, stop_after: int | None = None) -> None:
+        self.fd, self.per_read, self.every, self.stop_after = fd, per_read, every, stop_after
+        self.received = bytearray()
+        self.loop = asyncio.get_running_loop()
+        self.ended: asyncio.Future[None] = self.loop.create_future()
+        os.set_blocking(fd, False)
+        self.loop.call_soon(self._read)
+
+    def _read(self) -> None:
+        if self.stop_after is not None and len(self.received) >= self.stop_after:
+            return  # stopped: the writer fills the pipe and waits
+        want = self.per_read if self.stop_after is None else min(self.per_read, self.stop_after - len(self.received))
+        try:
+            data = os.read(self.fd, want)
+        except BlockingIOError:
+            data = None
+        if data == b"":
+            os.close(self.fd)
+            self.ended.set_result(None)
+            return
+        self.received += data or b""
+        self.loop.call_later(self.every, self._read)
+
+    def resume(self) -> None:
+        self.stop_after = None
+        self.loop.call_soon(self._read)
+
+
+def _relay(core, monkeypatch, lines: list[bytes], *, per_read: int, every: float, stop_after: int | None = None,
+           answer: bool = True, grace: float = 0.05, outbox_bytes: int = 1 << 20):
+    """Run the scripted server onto a one-page pipe read by the consumer: the report and what the consumer got."""
+    monkeypatch.setattr(session_module, "mcp_notifications", core)  # the session's framer: this core's
+
+    async def scenario():
+        read_end, write_end = os.pipe()
+        fcntl.fcntl(write_end, F_SETPIPE_SZ, 4096)
+        consumer = Consumer(read_end, per_read, every, stop_after)
+        relay = ScriptedServer(PipeWriter(write_end, watch_reader=True),
+                               RelayOptions(grace=grace, outbox_bytes=outbox_bytes, frame=core.splice_notification),
+                               lines, answer)
+        report = await relay.run()
+        if consumer.stop_after is not None:
+            consumer.resume()  # what reaches it after the relay's end: the rest of the records whole, or the cut
+        await asyncio.wait_for(consumer.ended, 30)
+        return report, bytes(consumer.received), relay
+
+    return asyncio.run(scenario())
+
+
+def _numbers(notifications: list[dict]) -> list[int]:
+    return [int(notification["params"]["data"][:6]) for notification in notifications]
+
+
+def test_a_consumer_that_keeps_up_gets_every_notification_in_order_then_the_finish(mn, monkeypatch):
+    lines = [_log(number, 40) for number in range(300)]
+    report, received, relay = _relay(mn, monkeypatch, lines, per_read=1 << 16, every=0)
+    notifications, error, state = channel(received)
+    assert _numbers(notifications) == list(range(300)) and error is None and state is State.FINISHED
+    assert (report.seen, report.relayed, report.unsent, report.channel_cut) == (300, 300, 0, False)
+    assert dict(report.dropped) == {**report.dropped, "backpressure": 0}
+    assert relay.to_server.count(b"\n") == 2  # initialize, then initialized
+
+
+def test_a_slow_consumer_at_the_end_gets_whole_records_and_the_ones_never_begun_are_counted_unsent(mn, monkeypatch):
+    lines = [_log(number, 200) for number in range(400)]
+    report, received, _ = _relay(mn, monkeypatch, lines, per_read=700, every=0.004)
+    notifications, error, state = channel(received)  # split_records raises on a cut record
+    numbers = _numbers(notifications)
+    assert error is None and state is State.FINISHED and report.channel_cut is False
+    assert report.unsent > 0, "the consumer kept up: the test did not reach the end it is about"
+    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)  # in order, none twice
+    assert report.relayed == len(notifications) and report.seen == 400
+    assert report.seen == report.relayed + sum(report.dropped.values())
+    assert report.dropped["backpressure"] >= report.unsent  # the unsent, and what the outbox dropped before
+
+
+def test_a_consumer_stopped_mid_record_is_reported_cut_and_that_record_is_not_relayed(mn, monkeypatch):
+    big = _log(0, 40_000)  # ten pages: begun, then the consumer stops inside it
+    report, received, _ = _relay(mn, monkeypatch, [big, _log(1, 10)], per_read=1000, every=0.001, stop_after=6000)
+    with pytest.raises(TruncatedStreamError):
+        stream.split_records(received)
+    assert len(received) < len(big) and report.channel_cut is True
+    assert (report.seen, report.relayed, report.unsent) == (2, 0, 2)
+    assert report.dropped["backpressure"] == 2
+
+
+def test_records_the_outbox_could_not_hold_are_dropped_and_counted_while_the_rest_arrive_whole(mn, monkeypatch):
+    lines = [_log(number, 1000) for number in range(200)]
+    report, received, _ = _relay(mn, monkeypatch, lines, per_read=2048, every=0.002, outbox_bytes=8192, grace=5)
+    notifications, error, state = channel(received)
+    assert error is None and state is State.FINISHED and (report.unsent, report.channel_cut) == (0, False)
+    assert report.dropped["backpressure"] > 0 and report.relayed == len(notifications) == 200 - report.dropped["backpressure"]
+    assert _numbers(notifications)[0] == 0 and _numbers(notifications) == sorted(_numbers(notifications))
+
+
+def test_a_server_that_never_answered_gets_the_one_error_frame_then_the_finish(mn, monkeypatch):
+    report, received, _ = _relay(mn, monkeypatch, [], per_read=1 << 16, every=0, answer=False)
+    notifications, error, state = channel(received)
+    assert notifications == [] and error is not None and state is State.ENDED_WITH_ERROR
+    assert len(stream.split_records(received)) == 1 and report.unreachable is True
+    assert (report.seen, report.relayed, report.unsent) == (0, 0, 0)
