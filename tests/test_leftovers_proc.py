@@ -17,6 +17,8 @@ import pytest
 from diverge_codec.relay import leftovers as _leftovers
 
 ME = os.getpid()
+P = 1 << 22
+"""Above every pid (``pid_max`` is at most 2**22): a fake process is never this one."""
 HOSTILE_NAMES = [
     b"sleep", b"", b")", b"a) Z 1 1 1", b"x) R 1 2 3 4 5", b"two words", b"new\nline", b"\n) S 9 9",
     b"\xff\xfe\x80 latin-1 \xe9", b"((((", b"))))))))))))))))", b"tab\there", b"R 1 1 1 1 1 1 1",
@@ -65,67 +67,66 @@ def proc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeProc:
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 @pytest.mark.parametrize("state", [b"R", b"S", b"D", b"T", b"t", b"P", b"I", b"K", b"W"])
 def test_a_live_process_is_read_whatever_its_name(proc: FakeProc, name: bytes, state: bytes) -> None:
-    proc.add(4242, name, state=state, parent=ME, group=777, start=123456)
-    assert _leftovers._head(4242) == (state, ME, 777, 123456)
-    assert _leftovers._stat(4242) == (ME, 777)
+    proc.add(P + 4242, name, state=state, parent=ME, group=777, start=123456)
+    assert _leftovers._head(P + 4242) == (state, ME, 777, 123456)
+    assert _leftovers._stat(P + 4242) == (ME, 777)
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 @pytest.mark.parametrize("state", [b"Z", b"X", b"x"])
 def test_a_zombie_or_a_dead_process_is_no_live_one_whatever_its_name(proc: FakeProc, name: bytes, state: bytes) -> None:
-    proc.add(4242, name, state=state, parent=ME, group=777)
-    assert _leftovers._stat(4242) is None and not _leftovers._running(4242)
+    proc.add(P + 4242, name, state=state, parent=ME, group=777)
+    assert _leftovers._stat(P + 4242) is None and not _leftovers._running(P + 4242)
 
 
 @pytest.mark.parametrize("fields", [44, 47, 49, 52, 60])
 def test_every_length_of_stat_line_the_kernel_has_written_is_read(proc: FakeProc, fields: int) -> None:
-    proc.add(4242, b"a) b", parent=ME, group=99, start=5, fields=fields)
-    assert _leftovers._head(4242) == (b"S", ME, 99, 5)
+    proc.add(P + 4242, b"a) b", parent=ME, group=99, start=5, fields=fields)
+    assert _leftovers._head(P + 4242) == (b"S", ME, 99, 5)
 
 
 @pytest.mark.parametrize("stat", [
     b"", b"4242", b"4242 (sleep)", b"4242 (sleep) S 1 2", b"4242 (sleep) S one two three" + b" 0" * 30,
-    stat_line(4242, b"sleep")[:60], b"\xff" * 80, b"4242 (sleep S 1 2 3",
+    stat_line(P + 4242, b"sleep")[:60], b"\xff" * 80, b"4242 (sleep S 1 2 3",
 ])
 def test_a_stat_line_the_kernel_never_writes_is_a_process_gone_not_an_error(proc: FakeProc, stat: bytes) -> None:
-    proc.add(4242, stat=stat)
-    assert _leftovers._head(4242) is None and _leftovers._stat(4242) is None
+    proc.add(P + 4242, stat=stat)
+    assert _leftovers._head(P + 4242) is None and _leftovers._stat(P + 4242) is None
 
 
 def test_only_digits_name_a_process(proc: FakeProc) -> None:
     proc.add(ME, b"me", start=1000)
-    proc.add(4242, b"x", parent=ME)
+    proc.add(P + 4242, b"x", parent=ME)
     for other in ("self", "thread-self", "sys", "12a", "\u0661\u0662"):  # other scripts' digits: no such stat file
         (proc.root / other).mkdir()
-    assert sorted(pid for pid, _, _ in _leftovers._processes()) == [1, 4242, ME]
+    assert sorted(pid for pid, _, _ in _leftovers._processes()) == sorted([1, P + 4242, ME])
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 def test_what_a_server_left_is_found_by_its_group_and_its_mark_whatever_the_names(proc: FakeProc, name: bytes) -> None:
-    """The server (its group 500, its mark ``token``) left one in its group and one that left the group, marked; a
+    """The server (its own group, its mark ``token``) left one in its group and one that left the group, marked; a
     stranger below it carries another's mark, and one older than this process carries the right one."""
     mark = {_leftovers.MARK: "token"}
-    proc.add(ME, name, start=1000, children=[500, 9001])
-    proc.add(500, name, parent=ME, group=500, start=2000, children=[501, 502, 503], environ=mark)  # the server
-    proc.add(501, name, parent=500, group=500, start=2001)  # in its group, environment cleared
-    proc.add(502, name, parent=500, group=502, start=2002, environ={"HOME": "/", **mark})  # left the group, marked
-    proc.add(503, name, parent=500, group=503, start=2003, environ={_leftovers.MARK: "other"})  # another's mark
-    proc.add(9001, name, parent=ME, group=9001, start=999, environ=mark)  # older than this process: nobody's
-    found = _leftovers._find([(500, "token")])
-    assert sorted(found[0]) == [501, 502]
+    proc.add(ME, name, start=1000, children=[P + 500, P + 9001])
+    proc.add(P + 500, name, parent=ME, group=P + 500, start=2000, children=[P + 501, P + 502, P + 503], environ=mark)  # the server
+    proc.add(P + 501, name, parent=P + 500, group=P + 500, start=2001)  # in its group, environment cleared
+    proc.add(P + 502, name, parent=P + 500, group=P + 502, start=2002, environ={"HOME": "/", **mark})  # left the group, marked
+    proc.add(P + 503, name, parent=P + 500, group=P + 503, start=2003, environ={_leftovers.MARK: "other"})  # another's mark
+    proc.add(P + 9001, name, parent=ME, group=P + 9001, start=999, environ=mark)  # older than this process: nobody's
+    found = _leftovers._find([(P + 500, "token")])
+    assert sorted(found[0]) == [P + 501, P + 502]
     with pytest.MonkeyPatch.context() as patch:  # without the children files: every process read, the same found
         patch.setattr(_leftovers, "_roots", lambda reapers: None)
-        assert sorted(_leftovers._find([(500, "token")])[0]) == [501, 502, 9001]  # of unknown age: read
+        assert sorted(_leftovers._find([(P + 500, "token")])[0]) == [P + 501, P + 502, P + 9001]  # of unknown age: read
 
 
 def test_an_environment_entry_is_a_mark_only_whole(proc: FakeProc) -> None:
-    proc.add(ME, b"me", start=1000, children=[600, 601, 602])
-    proc.add(600, b"a", parent=ME, group=600, start=2000, environ={"X" + _leftovers.MARK: "token"})
-    proc.add(601, b"b", parent=ME, group=601, start=2000, environ={_leftovers.MARK: "token2"})
-    (proc.root / "602").mkdir()
-    proc.add(602, b"c", parent=ME, group=602, start=2000)
-    (proc.root / "602" / "environ").write_bytes(b"\xff\0" + f"{_leftovers.MARK}=token".encode() + b"\0\xfe")
-    assert _leftovers._find([(2**22 + 1, "token")]) == [[602]]
+    proc.add(ME, b"me", start=1000, children=[P + 600, P + 601, P + 602])
+    proc.add(P + 600, b"a", parent=ME, group=P + 600, start=2000, environ={"X" + _leftovers.MARK: "token"})
+    proc.add(P + 601, b"b", parent=ME, group=P + 601, start=2000, environ={_leftovers.MARK: "token2"})
+    proc.add(P + 602, b"c", parent=ME, group=P + 602, start=2000)
+    (proc.root / str(P + 602) / "environ").write_bytes(b"\xff\0" + f"{_leftovers.MARK}=token".encode() + b"\0\xfe")
+    assert _leftovers._find([(P + 1, "token")]) == [[P + 602]]
 
 
 def test_children_files_that_are_not_pids_are_as_if_unreadable(proc: FakeProc) -> None:
@@ -134,3 +135,31 @@ def test_children_files_that_are_not_pids_are_as_if_unreadable(proc: FakeProc) -
     assert _leftovers._thread_children(ME, ME) is None and _leftovers._children(ME) is None
     (proc.root / str(ME) / "task" / str(ME) / "children").write_bytes(b"12 13\n")
     assert _leftovers._children(ME) == [12, 13]
+
+
+def test_a_server_started_from_another_thread_is_walked_from_its_group(proc: FakeProc) -> None:
+    """A relay whose loop runs in a thread of its own: the server is that thread's child, which the leading
+    thread's ``children`` file does not list; the group's leader is walked all the same."""
+    mark = {_leftovers.MARK: "token"}
+    proc.add(ME, b"me", start=1000)
+    (proc.root / str(ME) / "task" / "77").mkdir()
+    (proc.root / str(ME) / "task" / "77" / "children").write_bytes(b"%d" % (P + 500))
+    proc.add(P + 500, b"server", parent=ME, group=P + 500, start=2000, children=[P + 501], environ=mark)
+    proc.add(P + 501, b"child", parent=P + 500, group=P + 500, start=2001)  # in the group, its environment cleared
+    assert _leftovers._find([(P + 500, "token")]) == [[P + 501]]
+
+
+@pytest.mark.parametrize("subreaper", [False, True])
+def test_beyond_a_pid_namespace_its_init_is_where_orphans_go_and_hidden_it_makes_every_process_read(
+        proc: FakeProc, monkeypatch: pytest.MonkeyPatch, subreaper: bool) -> None:
+    """This process's parent is outside its pid namespace (shown as 0): the kernel hands orphans to the
+    namespace's init, pid 1; with ``/proc/1`` hidden, where they are cannot be read, so every process is."""
+    monkeypatch.setattr(_leftovers, "_subreaper", subreaper)
+    proc.add(ME, b"me", parent=0, start=1000)
+    assert _leftovers._reapers() == ([(ME, True)] if subreaper else [(ME, True), (1, True)])
+    proc.add(1, b"init", parent=0, state=b"Z")
+    assert _leftovers._reapers() == ([(ME, True)] if subreaper else [(ME, True), (1, False)])
+    for entry in (proc.root / "1").rglob("*"):
+        if entry.is_file():
+            entry.unlink()
+    assert _leftovers._reapers() == ([(ME, True)] if subreaper else None)
