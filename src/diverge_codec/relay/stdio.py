@@ -130,7 +130,7 @@ class ServerRelay(ChannelRelay):
         self._transport = transport
         pid = transport.get_pid()
         _leftovers.started(pid)
-        group = self._group = _leftovers.Group(pid)  # before anything awaits: the leader is still unreaped
+        group = self._group = _leftovers.Group(pid)  # now: one the child watcher reaped already is not trusted
         output = transport.get_pipe_transport(1)
         if output is not None:
             _widen_pipe(output.get_extra_info("pipe").fileno())
