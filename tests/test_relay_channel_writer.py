@@ -172,3 +172,45 @@ def test_a_server_that_never_answered_gets_the_one_error_frame_then_the_finish(m
     assert notifications == [] and error is not None and state is State.ENDED_WITH_ERROR
     assert len(stream.split_records(received)) == 1 and report.unreachable is True
     assert (report.seen, report.relayed, report.unsent) == (0, 0, 0)
+
+
+def _pipe_writer(pipe_bytes: int = 4096) -> tuple[PipeWriter, int]:
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, F_SETPIPE_SZ, pipe_bytes)
+    return PipeWriter(write_end, watch_reader=False), read_end
+
+
+@pytest.mark.parametrize("end", ["abort", "trim"])
+def test_a_write_the_pipe_took_whole_leaves_nothing_to_lose_or_trim(end):
+    async def scenario():
+        writer, read_end = _pipe_writer()
+        record = stream.record(b"\x01" + b"x" * 100)
+        writer.write(record)
+        assert getattr(writer, end)() == 0 and writer.cut is False  # in the same turn: nothing was held back
+        assert os.read(read_end, 4096) == record
+        writer.abort()
+        os.close(read_end)
+    asyncio.run(scenario())
+
+
+def test_drain_waits_once_more_than_64_kib_is_held_and_wakes_at_16_kib():
+    async def scenario():
+        writer, read_end = _pipe_writer()
+        os.set_blocking(read_end, False)
+        writer.write(b"p" * 4096)  # the pipe, full
+        writer.write(b"a" * (64 * 1024 - 1))
+        writer.write(b"b")  # exactly 64 KiB held (HIGH_WATER, asyncio's pipes' too): no wait
+        await asyncio.wait_for(writer.drain(), 1)
+        writer.write(b"c")  # one byte more
+        drained = asyncio.ensure_future(writer.drain())
+        await asyncio.sleep(0.01)
+        assert not drained.done()
+        held = 64 * 1024 + 1
+        while held > 16 * 1024:  # the consumer takes a pipe's worth a turn; the writer refills the pipe
+            assert not drained.done(), held
+            held -= len(os.read(read_end, 4096))
+            await asyncio.sleep(0.005)
+        await asyncio.wait_for(drained, 1)  # 16 KiB held, or less
+        writer.abort()
+        os.close(read_end)
+    asyncio.run(scenario())
