@@ -19,7 +19,7 @@ import pytest
 from diverge_codec import _json, stream
 from diverge_codec.errors import TruncatedStreamError
 from diverge_codec.relay import session as session_module
-from diverge_codec.relay.channel import ChannelRelay, PipeWriter, RelayOptions
+from diverge_codec.relay.channel import ChannelRelay, FileWriter, PipeWriter, RelayOptions
 from diverge_codec.relay.session import INITIALIZE_ID, PROTOCOL_VERSION
 from diverge_codec.sequence import State
 
@@ -213,4 +213,19 @@ def test_drain_waits_once_more_than_64_kib_is_held_and_wakes_at_16_kib():
         await asyncio.wait_for(drained, 1)  # 16 KiB held, or less
         writer.abort()
         os.close(read_end)
+    asyncio.run(scenario())
+
+
+def test_a_reader_gone_while_the_server_is_quiet_ends_the_relay_and_a_file_is_not_watched(tmp_path):
+    async def scenario():
+        read_end, write_end = os.pipe()
+        relay = ScriptedServer(PipeWriter(write_end, watch_reader=True), RelayOptions(), [])
+        watch = relay._watch_channel()
+        assert watch is not None
+        os.close(read_end)  # nothing written, nothing to write: noticed all the same
+        await asyncio.wait_for(relay._stop.wait(), 5)
+        assert relay._reason == "channel closed" and relay._channel_open is False
+        await watch
+        with open(tmp_path / "channel", "wb") as out:
+            assert ScriptedServer(FileWriter(out), RelayOptions(), [])._watch_channel() is None
     asyncio.run(scenario())
