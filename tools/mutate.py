@@ -8,12 +8,13 @@ a private copy of the tree (``.ci/copy-tree``), rebuilt there if compiled, and r
 the module's tests of the quick subset, ``-x``: a failure kills it, a clean run is a survivor.
 The worktree is never written to. Run from the repository root::
 
-    python tools/mutate.py [--module PATH ...] [--changed REF] [--sample N] [--budget SECONDS]
-                           [--tests-from REF] [--json OUT] [--list]
+    python tools/mutate.py [--module PATH ...] [--changed REF | --ci | --spread N] [--sample N] [--seed S]
+                           [--budget SECONDS] [--tests-from REF] [--json OUT] [--list]
 
 ``--tests-from REF`` takes ``tests/`` and ``fuzz/`` from a commit (the kill rate of older tests
-against the same mutants); the exit status is 1 if a mutant survived that is not listed as
-equivalent in ``EQUIVALENT``.
+against the same mutants); ``--ci`` is CI's step (``ci_base``: what changed since the last commit
+CI passed, else a spread). The exit status is 1 if a mutant survived that docs/mutation.md does
+not list, with its reason, as equivalent or known (``excused``).
 """
 
 from __future__ import annotations
