@@ -46,9 +46,10 @@ class ScriptedServer(ChannelRelay):
     """A server that is a script: it answers ``initialize`` (or not), writes ``lines`` a chunk a turn, then its output
     ends; the relay's end is the stdio driver's (``end_of_output``, ``_close_channel``, ``finish_report``)."""
 
-    def __init__(self, writer: PipeWriter, options: RelayOptions, lines: list[bytes], answer: bool = True) -> None:
+    def __init__(self, writer: PipeWriter, options: RelayOptions, lines: list[bytes], answer: bool = True,
+                 pace: float = 0) -> None:
         super().__init__(writer, options)
-        self.lines, self.answer, self.to_server = lines, answer, bytearray()
+        self.lines, self.answer, self.pace, self.to_server = lines, answer, pace, bytearray()
 
     def _send(self, data: bytes) -> None:
         self.to_server += data
@@ -59,8 +60,10 @@ class ScriptedServer(ChannelRelay):
         if self.answer:
             self._received(self.session.receive(ANSWER))
         for at in range(0, len(self.lines), 8):
+            if self._stop.is_set():  # the channel's reader left: a driver stops reading the server
+                break
             self._received(self.session.receive(b"".join(self.lines[at:at + 8])))
-            await asyncio.sleep(0)
+            await asyncio.sleep(self.pace)
         self.session.end_of_output()
         await self._close_channel(pump)
         self.session.finish_report()
@@ -69,10 +72,11 @@ class ScriptedServer(ChannelRelay):
 
 class Consumer:
     """The pipe's read end on the test's loop: ``per_read`` bytes each ``every`` seconds, until ``stop_after`` bytes
-    (then nothing more until ``resume``) or the end of the pipe (``ended``)."""
+    (then nothing more until ``resume``), the end of the pipe (``ended``), or ``leave_after`` bytes (it closes its end)."""
 
-    def __init__(self, fd: int, per_read: int, every: float, stop_after: int | None = None) -> None:
-        self.fd, self.per_read, self.every, self.stop_after = fd, per_read, every, stop_after
+    def __init__(self, fd: int, per_read: int, every: float, stop_after: int | None = None,
+                 leave_after: int | None = None) -> None:
+        self.fd, self.per_read, self.every, self.stop_after, self.leave_after = fd, per_read, every, stop_after, leave_after
         self.received = bytearray()
         self.loop = asyncio.get_running_loop()
         self.ended: asyncio.Future[None] = self.loop.create_future()
@@ -87,11 +91,11 @@ class Consumer:
             data = os.read(self.fd, want)
         except BlockingIOError:
             data = None
-        if data == b"":
+        self.received += data or b""
+        if data == b"" or (self.leave_after is not None and len(self.received) >= self.leave_after):
             os.close(self.fd)
             self.ended.set_result(None)
             return
-        self.received += data or b""
         self.loop.call_later(self.every, self._read)
 
     def resume(self) -> None:
@@ -100,17 +104,18 @@ class Consumer:
 
 
 def _relay(core, monkeypatch, lines: list[bytes], *, per_read: int, every: float, stop_after: int | None = None,
-           answer: bool = True, grace: float = 0.05, outbox_bytes: int = 1 << 20):
+           leave_after: int | None = None, answer: bool = True, grace: float = 0.05, outbox_bytes: int = 1 << 20,
+           pace: float = 0):
     """Run the scripted server onto a one-page pipe read by the consumer: the report and what the consumer got."""
     monkeypatch.setattr(session_module, "mcp_notifications", core)  # the session's framer: this core's
 
     async def scenario():
         read_end, write_end = os.pipe()
         fcntl.fcntl(write_end, F_SETPIPE_SZ, 4096)
-        consumer = Consumer(read_end, per_read, every, stop_after)
+        consumer = Consumer(read_end, per_read, every, stop_after, leave_after)
         relay = ScriptedServer(PipeWriter(write_end, watch_reader=True),
                                RelayOptions(grace=grace, outbox_bytes=outbox_bytes, frame=core.splice_notification),
-                               lines, answer)
+                               lines, answer, pace)
         report = await relay.run()
         if consumer.stop_after is not None:
             consumer.resume()  # what reaches it after the relay's end: the rest of the records whole, or the cut
@@ -229,3 +234,30 @@ def test_a_reader_gone_while_the_server_is_quiet_ends_the_relay_and_a_file_is_no
         with open(tmp_path / "channel", "wb") as out:
             assert ScriptedServer(FileWriter(out), RelayOptions(), [])._watch_channel() is None
     asyncio.run(scenario())
+
+
+def _whole(received: bytes) -> int:
+    """How many whole records a consumer that left mid-stream got."""
+    count = at = 0
+    while at + 4 <= len(received) and at + 4 + int.from_bytes(received[at:at + 4], "big") <= len(received):
+        at += 4 + int.from_bytes(received[at:at + 4], "big")
+        count += 1
+    return count
+
+
+def test_a_consumer_that_leaves_mid_stream_ends_the_relay_and_every_notification_is_accounted_for(mn, monkeypatch):
+    lines = [_log(number, 200) for number in range(2000)]
+    report, received, relay = _relay(mn, monkeypatch, lines, per_read=1000, every=0.001, leave_after=20_000, pace=0.001)
+    assert relay._reason == "channel closed" and report.seen < 2000  # it stopped reading the server
+    assert report.seen == report.relayed + sum(report.dropped.values()) and report.dropped["backpressure"] > 0
+    assert _whole(received) <= report.relayed <= _whole(received) + 4096 // 200 + 1  # the rest died in the pipe
+
+
+@pytest.mark.parametrize("leave_after", [30_000, 104_000])  # while the pump hands over; once it has, while closing
+def test_a_consumer_that_leaves_during_the_end_has_what_it_never_got_counted_unsent(mn, monkeypatch, leave_after):
+    """On 43bf8bf one that left once everything was handed to the writer (112 KB here) had the writer's
+    buffer counted relayed: 400 relayed, 373 received."""
+    lines = [_log(number, 200) for number in range(400)]
+    report, received, _ = _relay(mn, monkeypatch, lines, per_read=700, every=0.004, leave_after=leave_after, grace=2)
+    assert report.seen == 400 and report.seen == report.relayed + sum(report.dropped.values())
+    assert report.unsent > 0 and _whole(received) <= report.relayed <= _whole(received) + 4096 // 200 + 1
