@@ -261,3 +261,14 @@ def test_a_consumer_that_leaves_during_the_end_has_what_it_never_got_counted_uns
     report, received, _ = _relay(mn, monkeypatch, lines, per_read=700, every=0.004, leave_after=leave_after, grace=2)
     assert report.seen == 400 and report.seen == report.relayed + sum(report.dropped.values())
     assert report.unsent > 0 and _whole(received) <= report.relayed <= _whole(received) + 4096 // 200 + 1
+
+
+def test_the_one_oversized_payload_keeps_its_place_until_it_is_taken():
+    """The outbox holds its bound plus one larger payload: taking what was queued before it does not free its place."""
+    from diverge_codec.relay.outbox import Outbox
+
+    outbox = Outbox(100)
+    assert outbox.offer(b"s" * 10) and outbox.offer(b"L" * 150)  # the oversized one, beside the bound
+    assert outbox.take(1) == [b"s" * 10]  # taken before it: it stays, and so does its place
+    assert not outbox.offer(b"M" * 200) and outbox.dropped == 1
+    assert outbox.take(1) == [b"L" * 150] and outbox.offer(b"M" * 200)  # taken: the place is free
