@@ -10,6 +10,9 @@ parentheses in field 2 of ``/proc/PID/stat``, unescaped, so the fields after it 
 from __future__ import annotations
 
 import os
+import re
+import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -163,3 +166,47 @@ def test_beyond_a_pid_namespace_its_init_is_where_orphans_go_and_hidden_it_makes
         if entry.is_file():
             entry.unlink()
     assert _leftovers._reapers() == ([(ME, True)] if subreaper else None)
+
+
+def test_reading_proc_leaves_no_descriptor_open(proc: FakeProc) -> None:
+    proc.add(P + 4242, b"x", parent=ME)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        assert _leftovers._head(P + 4242) is not None and _leftovers._head(P + 4243) is None
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def _kernel_at_least(major: int, minor: int) -> bool:
+    import platform
+
+    found = re.match(r"(\d+)\.(\d+)", platform.release())
+    return sys.platform.startswith("linux") and found is not None and (int(found[1]), int(found[2])) >= (major, minor)
+
+
+def test_a_group_is_held_by_a_pidfd_exactly_where_the_kernel_signals_groups_through_one(monkeypatch) -> None:
+    """Linux 6.9 added ``PIDFD_SIGNAL_PROCESS_GROUP``; the question is asked with signal 0, which sends nothing."""
+    asked: list[tuple[int, int]] = []
+    send = getattr(signal, "pidfd_send_signal", None)
+    if send is not None:
+        monkeypatch.setattr(signal, "pidfd_send_signal", lambda fd, signum, info=None, flags=0:
+                            asked.append((signum, flags)) or send(fd, signum, info, flags))
+    monkeypatch.setattr(_leftovers, "_group_pidfds_here", None)
+    assert _leftovers._group_pidfds() is _kernel_at_least(6, 9)
+    assert asked == ([(0, _leftovers.PIDFD_SIGNAL_PROCESS_GROUP)] if send is not None and hasattr(os, "pidfd_open") else [])
+
+
+def test_a_group_whose_leader_is_no_child_of_this_process_is_let_go_and_never_signalled(monkeypatch) -> None:
+    """No process has the pid (or, where it had one, it was reaped): held, yet with no pidfd, it is signalled no more."""
+    if not _leftovers._group_pidfds():
+        pytest.skip("this kernel signals no group through a pidfd (Linux 6.9+): groups go by number")
+    monkeypatch.setattr(os, "killpg", lambda *args: pytest.fail("signalled by number"))
+    for leader in (P + 77, 1):  # no such process; init, which is no child of this one
+        group = _leftovers.Group(leader)
+        assert group.held and not group.alive() and not group.signal(0) and repr(group) == f"<Group {leader} let go>"
+        group.close()
+    assert _leftovers.Group(P + 77, by_number=True).alive()  # by number: assumed alive, as before
+    if os.getpgrp() != os.getpid():  # this process leads no group: a pidfd of it names an empty one
+        empty = _leftovers.Group(P + 77)
+        empty._pidfd = os.pidfd_open(os.getpid())
+        assert not empty.alive() and not empty.signal(0)  # signal 0: nothing is sent
+        empty.close()

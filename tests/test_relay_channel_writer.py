@@ -47,9 +47,9 @@ class ScriptedServer(ChannelRelay):
     ends; the relay's end is the stdio driver's (``end_of_output``, ``_close_channel``, ``finish_report``)."""
 
     def __init__(self, writer: PipeWriter, options: RelayOptions, lines: list[bytes], answer: bool = True,
-                 pace: float = 0) -> None:
+                 pace: float = 0, linger: float = 0) -> None:
         super().__init__(writer, options)
-        self.lines, self.answer, self.pace, self.to_server = lines, answer, pace, bytearray()
+        self.lines, self.answer, self.pace, self.linger, self.to_server = lines, answer, pace, linger, bytearray()
 
     def _send(self, data: bytes) -> None:
         self.to_server += data
@@ -64,6 +64,8 @@ class ScriptedServer(ChannelRelay):
                 break
             self._received(self.session.receive(b"".join(self.lines[at:at + 8])))
             await asyncio.sleep(self.pace)
+        if self.linger:  # quiet, its output still open, until the relay stops
+            await asyncio.wait_for(self._stop.wait(), self.linger)
         self.session.end_of_output()
         await self._close_channel(pump)
         self.session.finish_report()
@@ -272,3 +274,69 @@ def test_the_one_oversized_payload_keeps_its_place_until_it_is_taken():
     assert outbox.take(1) == [b"s" * 10]  # taken before it: it stays, and so does its place
     assert not outbox.offer(b"M" * 200) and outbox.dropped == 1
     assert outbox.take(1) == [b"L" * 150] and outbox.offer(b"M" * 200)  # taken: the place is free
+
+
+def test_a_request_unanswered_is_cancelled_at_its_timeout_by_the_relay_s_timer():
+    async def scenario():
+        read_end, write_end = os.pipe()
+        consumer = Consumer(read_end, 1 << 16, 0)
+        relay = ScriptedServer(PipeWriter(write_end, watch_reader=True), RelayOptions(
+            calls=[("slow", {})], until_answered=True, request_timeout=0.05, grace=0.05), [], linger=10)
+        report = await asyncio.wait_for(relay.run(), 10)
+        await consumer.ended
+        return report, relay
+    report, relay = asyncio.run(scenario())
+    assert relay._reason == "until-answered" and (report.calls_sent, report.calls_failed) == (1, 1)
+    assert b'"method":"notifications/cancelled"' in relay.to_server
+
+
+def test_a_second_shutdown_skips_the_waits_of_a_stuck_end():
+    """A consumer that takes nothing, a grace of a minute: the second shutdown ends the relay at once."""
+    async def scenario():
+        read_end, write_end = os.pipe()
+        fcntl.fcntl(write_end, F_SETPIPE_SZ, 4096)
+        relay = ScriptedServer(PipeWriter(write_end, watch_reader=True), RelayOptions(grace=60),
+                               [_log(number, 200) for number in range(100)], linger=60)
+        running = asyncio.ensure_future(relay.run())
+        await asyncio.sleep(0.05)
+        relay.shutdown("requested")
+        await asyncio.sleep(0.05)
+        assert not running.done() and not relay._hurry.is_set()  # in the first grace
+        relay.shutdown("requested")
+        report = await asyncio.wait_for(running, 10)  # not 2 x 60 s
+        os.close(read_end)
+        return report, relay
+    report, relay = asyncio.run(scenario())
+    assert relay._reason == "requested" and report.channel_cut is False and report.unsent > 0
+
+
+def test_nothing_is_written_once_the_channel_is_closing():
+    async def scenario():
+        writer, read_end = _pipe_writer()
+        writer.write(b"p" * 8192)  # more than the pipe holds: the close waits for it
+        writer.close()
+        with pytest.raises(BrokenPipeError):
+            writer.write(b"x")
+        writer.abort()
+        os.close(read_end)
+    asyncio.run(scenario())
+
+
+def test_the_options_are_frozen():
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        RelayOptions().grace = 1.0  # type: ignore[misc]
+
+
+def test_first_cancels_the_tasks_it_made_and_never_a_future_it_was_given():
+    from diverge_codec.relay.channel import _first
+
+    async def scenario():
+        given = asyncio.get_running_loop().create_future()
+        slow = asyncio.ensure_future(asyncio.sleep(60))
+        await _first(given, slow, asyncio.sleep(0))
+        assert not given.cancelled() and not given.done() and slow.cancelled() is False
+        await asyncio.sleep(0)
+        assert slow.cancelled()
+    asyncio.run(scenario())
