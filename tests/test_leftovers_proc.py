@@ -210,3 +210,17 @@ def test_a_group_whose_leader_is_no_child_of_this_process_is_let_go_and_never_si
         empty._pidfd = os.pidfd_open(os.getpid())
         assert not empty.alive() and not empty.signal(0)  # signal 0: nothing is sent
         empty.close()
+
+
+def test_a_parent_chain_that_loops_ends_the_walk_up(proc: FakeProc, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A /proc that says A's parent is B and B's is A (no kernel writes it; a hostile mount may): the walk ends."""
+    import threading
+
+    monkeypatch.setattr(_leftovers, "_subreaper", False)
+    proc.add(ME, b"me", parent=P + 50, start=1000)
+    proc.add(P + 50, b"loop", parent=ME, start=10)
+    found: list[object] = []
+    walker = threading.Thread(target=lambda: found.append(_leftovers._reapers()), daemon=True)
+    walker.start()
+    walker.join(10)
+    assert found == [[(ME, True), (P + 50, True), (1, True)]]
