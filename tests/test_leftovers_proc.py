@@ -224,3 +224,63 @@ def test_a_parent_chain_that_loops_ends_the_walk_up(proc: FakeProc, monkeypatch:
     walker.start()
     walker.join(10)
     assert found == [[(ME, True), (P + 50, True), (1, True)]]
+
+
+def test_a_server_started_twice_is_running_until_stopped_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_leftovers, "_servers", {})
+    _leftovers.started(P + 9)
+    _leftovers.stopped(P + 9)
+    assert _leftovers._servers == {}  # stopped: what it left is looked for from now on
+    _leftovers.started(P + 9)
+    _leftovers.started(P + 9)  # two relays of one server
+    _leftovers.stopped(P + 9)
+    assert _leftovers._servers == {P + 9: 1}
+    _leftovers.stopped(P + 9)
+    _leftovers.stopped(P + 9)  # once too often: nothing to forget
+    assert _leftovers._servers == {}
+
+
+def test_init_among_the_ancestors_is_a_reaper_once(proc: FakeProc, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_leftovers, "_subreaper", False)
+    proc.add(ME, b"me", parent=P + 50, start=1000)
+    proc.add(P + 50, b"shell", parent=1, start=10)
+    assert _leftovers._reapers() == [(ME, True), (P + 50, True), (1, True)]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's")
+def test_become_subreaper_makes_this_process_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked back of the kernel (``PR_GET_CHILD_SUBREAPER``), then undone: the test's process is left as it was."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    flag = ctypes.c_int(-1)
+    assert libc.prctl(37, ctypes.byref(flag), 0, 0, 0) == 0  # PR_GET_CHILD_SUBREAPER
+    was = flag.value
+    monkeypatch.setattr(_leftovers, "_subreaper", False)
+    try:
+        assert _leftovers.become_subreaper() is True and _leftovers._subreaper is True
+        assert libc.prctl(37, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value == 1
+    finally:
+        libc.prctl(_leftovers.PR_SET_CHILD_SUBREAPER, was, 0, 0, 0)
+
+
+def test_reap_waits_for_a_live_process_no_longer_than_its_bound_and_never_blocks_the_loop(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    monkeypatch.setattr(_leftovers, "REAP_WITHIN", 0.1)
+
+    async def scenario() -> int:
+        ticks = [0]
+
+        async def ticker() -> None:
+            while True:
+                ticks[0] += 1
+                await asyncio.sleep(0.005)
+        beside = asyncio.ensure_future(ticker())
+        await asyncio.sleep(0)
+        before = ticks[0]
+        await asyncio.wait_for(_leftovers.reap([os.getppid()]), 5)  # alive, and not this process's child
+        beside.cancel()
+        return ticks[0] - before
+    assert asyncio.run(scenario()) > 3  # the loop ran beside it
