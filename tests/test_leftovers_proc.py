@@ -284,3 +284,13 @@ def test_reap_waits_for_a_live_process_no_longer_than_its_bound_and_never_blocks
         beside.cancel()
         return ticks[0] - before
     assert asyncio.run(scenario()) > 3  # the loop ran beside it
+
+
+def test_end_children_kills_the_live_children_it_is_not_told_to_spare(proc: FakeProc, monkeypatch: pytest.MonkeyPatch) -> None:
+    killed: list[int] = []
+    monkeypatch.setattr(_leftovers, "_kill", lambda pid, kill, *signum: killed.append(pid) or True)
+    proc.add(ME, b"me", start=1000, children=[P + 1, P + 2, P + 3])
+    proc.add(P + 1, b"adopted", parent=ME)
+    proc.add(P + 2, b"zombie", parent=ME, state=b"Z")  # its exit is collected, not killed
+    proc.add(P + 3, b"a server", parent=ME)
+    assert _leftovers.end_children(frozenset({P + 3})) == [P + 1] and killed == [P + 1]

@@ -100,7 +100,7 @@ class PipeWriter:
         if self.closed.done() or self._closing:
             raise self.failure or BrokenPipeError("the channel is closed")
         if not data:
-            return
+            return  # nothing to write (not needed: an empty write or block would write and count nothing)
         if self._blocks:
             self._blocks.append(data)
             self._buffered += len(data)
