@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import gc
 import importlib
+import ipaddress
 import os
 import sys
 from types import ModuleType, SimpleNamespace
@@ -141,22 +142,24 @@ def assert_message(error: BaseException, message: str) -> None:
 
 
 # The slow marker: `python -m pytest -m "not slow"` is the quick subset, where bugs are caught first.
-# A test is slow by what it does, not by its file's name: it starts a process or a server (a
-# socket bound), or it takes over ~1.5 s. Those are declared here; every other test is quick, and
-# a quick test that starts a process or binds a socket fails (the audit hook below), so the
-# declarations stay true. DIVERGE_CODEC_SLOW_AUDIT=record DIVERGE_CODEC_SLOW_AUDIT_FILE=PATH lists
-# what each quick test started instead of failing it: how PROCESSES was found (the whole suite,
-# peers installed, 2026-12-06). The durations are `--durations` on a busy 2-core machine.
+# A test is slow by what it does, not by its file's name: it starts a process, or it takes over
+# ~1.5 s. Those are declared here; every other test is quick, and a quick test that starts a process
+# fails (the audit hook below), so the declarations stay true. A server on a loopback address bound
+# by the test's own process (asyncio's, served by its event loop) is no process and costs
+# milliseconds: a quick test may bind one (issue #45); any other address, or a Unix socket, fails it
+# as a process does. DIVERGE_CODEC_SLOW_AUDIT=record DIVERGE_CODEC_SLOW_AUDIT_FILE=PATH lists what each
+# quick test started instead of failing it: how PROCESSES was found (the whole suite, peers
+# installed, 2026-12-06). The durations are `--durations` on a busy 2-core machine.
 SLOW_FILES = (
     "test_cli.py", "test_cli_hostile.py", "test_cli_streaming.py", "test_mcp_relay.py", "test_relay_command.py",
     "test_relay_http.py", "test_relay_many.py", "test_typing.py", "test_relay_http_hostile.py", "test_relay_http_restart.py",
-    "test_relay_http_reach.py", "test_relay_channel_end.py", "test_relay_person.py", "test_http_client.py",
+    "test_relay_http_reach.py", "test_relay_channel_end.py", "test_relay_person.py",
     "test_http_client_infra.py",  # nginx, squid, tinyproxy (tests/infra.py)
     "test_relay_http_infra.py",  # the relay behind nginx and haproxy, past a forgetful middlebox
     "test_relay_token_command.py",
     "test_relay_eras_peers.py",
 )
-"""Files every test of which starts a process (the CLI, a relay, a type checker) or a server."""
+"""Files every test of which starts a process (the CLI, a relay, a type checker, a server)."""
 PROCESSES = {
     "test_cli_mistakes.py": (
         "test_a_bad_path_fails_before_any_output", "test_a_json_looking_start_within_the_limit_is_read_as_records",
@@ -198,6 +201,9 @@ PROCESSES = {
         "test_a_dead_unreaped_child_is_not_a_leftover", "test_children_are_the_children_a_scan_of_proc_finds_from_every_thread",
         "test_descendants_are_the_tree_a_scan_of_proc_finds_grandchildren_and_other_groups_included",
         "test_end_children_kills_what_it_finds_and_spares_what_it_is_told_to",
+        "test_a_group_held_reaches_its_members_after_its_leader_is_reaped_and_nothing_once_they_ended",
+        "test_a_leader_reaped_before_its_group_is_held_is_not_trusted_by_its_number",
+        "test_the_stdio_driver_never_signals_its_server_s_group_by_number_once_the_leader_is_reaped",
     ),
     "test_mcp_sdk.py": (
         "test_under_mcp_1x_the_import_names_the_version_needed_and_the_one_found",
@@ -234,7 +240,7 @@ PROCESSES = {
     "test_scanner.py": ("test_the_stdlib_json_path_splices_and_refuses_alike",),
     "test_stream.py": ("test_a_record_spanning_chunks_costs_about_two_sizes",),
 }
-"""Tests in other files that start a process or a server, by file (every parameter)."""
+"""Tests in other files that start a process, by file (every parameter)."""
 LONG = {
     "test_hostile.py": ("test_a_million_frames_leave_memory_flat",),  # 8-13 s a core
     "test_backends.py": ("test_any_input_passes_the_backend_target",),  # 2.9 s
@@ -259,30 +265,42 @@ def is_slow(file_name: str, function: str) -> bool:
 
 PROCESS_EVENTS = frozenset({
     "subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "os.exec", "pty.spawn",
-    "socket.bind",
 })
-"""Audit events that start a process or a server (asyncio's subprocesses and servers raise them too)."""
+"""Audit events that start a process (asyncio's subprocesses raise them too)."""
+
+
+def binds_loopback(address: object) -> bool:
+    """Whether ``socket.bind``'s address is an IP loopback one (127.0.0.0/8, ::1): a server only this machine reaches."""
+    if not (isinstance(address, tuple) and address and isinstance(address[0], str)):
+        return False  # a Unix socket's path, or something else: not what a quick test may bind
+    try:
+        return ipaddress.ip_address(address[0].partition("%")[0]).is_loopback
+    except ValueError:  # a host name ("localhost" too: it can resolve elsewhere) or "": every interface
+        return False
 
 
 class StartedInAQuickTest(RuntimeError):
-    """A test of the quick subset started a process or a server: declare it slow in conftest.py."""
+    """A test of the quick subset started a process or bound a socket off loopback: declare it slow in conftest.py."""
 
 
 _quick = {"test": None, "events": []}  # the quick test running, and what it started
 
 
 def _refuse_processes_in_quick_tests(event: str, args: tuple) -> None:
-    if _quick["test"] is not None and event in PROCESS_EVENTS:
+    if _quick["test"] is None:
+        return
+    if event in PROCESS_EVENTS or (event == "socket.bind" and not binds_loopback(args[1])):
         _quick["events"].append(event)
         if os.environ.get("DIVERGE_CODEC_SLOW_AUDIT") != "record":
-            raise StartedInAQuickTest(f"{event} in a quick test: declare it slow (tests/conftest.py PROCESSES)")
+            raise StartedInAQuickTest(f"{event} in a quick test: declare it slow (tests/conftest.py PROCESSES),"
+                                      " or bind 127.0.0.1 or ::1")
 
 
 sys.addaudithook(_refuse_processes_in_quick_tests)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: starts a process or server, or over ~1.5 s; -m 'not slow' leaves them out")
+    config.addinivalue_line("markers", "slow: starts a process, or over ~1.5 s; -m 'not slow' leaves them out (loopback servers in-process are quick)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -4,9 +4,11 @@ server left found from the children of this process and its ancestors as from ev
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
+import signal
 import threading
 import time
 
@@ -138,7 +140,7 @@ def test_end_leftovers_reads_every_process_only_without_children_files_or_with_a
         monkeypatch: pytest.MonkeyPatch) -> None:
     read: list[str] = []
     monkeypatch.setattr(_leftovers, "_processes", lambda: read.append("every process") or [])
-    monkeypatch.setattr(_leftovers, "_kill", lambda pid, kill: None)
+    monkeypatch.setattr(_leftovers, "_kill", lambda pid, kill, *signum: None)
     for subreaper in (True, False):
         monkeypatch.setattr(_leftovers, "_subreaper", subreaper)
         _leftovers.end_leftovers(2**22 + 1, "token")
@@ -236,7 +238,7 @@ def test_the_ends_of_one_turn_share_a_scan_and_the_next_waits_for_the_window(mon
         return [[group + 1] for group, _ in ending]
 
     monkeypatch.setattr(_leftovers, "_find", find)
-    monkeypatch.setattr(_leftovers, "_kill", lambda pid, kill: None)
+    monkeypatch.setattr(_leftovers, "_kill", lambda pid, kill, *signum: None)
 
     async def scenario() -> tuple[list[list[int]], list[int]]:
         together = await asyncio.gather(_leftovers.ended(10, "a"), _leftovers.ended(20, "b"))
@@ -253,7 +255,7 @@ def test_a_cancelled_end_kills_what_it_found_at_once_and_its_scan_reads_nothing(
     killed: list[int] = []
     scans: list[list[tuple[int, str]]] = []
     monkeypatch.setattr(_leftovers, "_find", lambda ending: scans.append(list(ending)) or [[group + 1] for group, _ in ending])
-    monkeypatch.setattr(_leftovers, "_kill", lambda pid, kill: killed.append(pid))
+    monkeypatch.setattr(_leftovers, "_kill", lambda pid, kill, *signum: killed.append(pid))
     monkeypatch.setattr(_leftovers, "SCAN_EVERY", 60.0)
     errors: list[dict] = []
 
@@ -305,3 +307,80 @@ def test_the_environment_of_a_process_older_than_this_one_is_not_read(monkeypatc
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+# The server's group after its leader is reaped (issue #46): its number is free once its last member ends, and
+# another process may lead a group of that number; the group is signalled through a pidfd of its leader, never by it.
+needs_group_pidfds = pytest.mark.skipif(not _leftovers._group_pidfds(),
+                                        reason="this kernel signals no group through a pidfd (Linux 6.9+): by number")
+LEAVES_A_CHILD = ("import subprocess, sys; print(subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])"
+                  ".pid, flush=True)")
+
+
+@needs_group_pidfds
+def test_a_group_held_reaches_its_members_after_its_leader_is_reaped_and_nothing_once_they_ended(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    by_number: list[int] = []
+    killpg = os.killpg
+    monkeypatch.setattr(os, "killpg", lambda group, signum: by_number.append(group) or killpg(group, signum))
+    leader = subprocess.Popen([sys.executable, "-c", LEAVES_A_CHILD], stdout=subprocess.PIPE, start_new_session=True)
+    group = _leftovers.Group(leader.pid)  # while the leader is this process's child, unreaped
+    assert leader.stdout is not None
+    child = int(leader.stdout.readline())
+    leader.stdout.close()
+    try:
+        assert leader.wait(timeout=10) == 0 and group.held  # reaped: only its child keeps the number
+        assert _leftovers._stat(child)[1] == leader.pid  # type: ignore[index]  # the group's last member
+        assert group.alive() and _leftovers.end_leftovers(group, "token") == [child]
+        deadline = time.monotonic() + 10
+        while group.alive():  # until its reaper (init, or this process if a subreaper) reaps it
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(child, os.WNOHANG)
+            assert time.monotonic() < deadline, "the group's last member was never reaped"
+            time.sleep(0.01)
+        assert not group.signal(signal.SIGKILL)  # empty: its number may be anyone's now
+        assert _leftovers.end_leftovers(group, "token") == []
+        group.close()
+        assert not group.signal(0) and not group.alive()
+        assert by_number == []
+    finally:
+        _leftovers._kill(child, os.kill)
+        group.close()
+
+
+@needs_group_pidfds
+def test_a_leader_reaped_before_its_group_is_held_is_not_trusted_by_its_number() -> None:
+    leader = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
+    leader.wait()
+    group = _leftovers.Group(leader.pid)
+    assert group.held and not group.alive() and not group.signal(0) and repr(group) == f"<Group {leader.pid} let go>"
+    assert repr(_leftovers.Group(leader.pid, by_number=True)) == f"<Group {leader.pid} by number>"
+
+
+@needs_group_pidfds
+@pytest.mark.parametrize("code", ["pass", LEAVES_A_CHILD], ids=["exits", "leaves-a-child"])
+def test_the_stdio_driver_never_signals_its_server_s_group_by_number_once_the_leader_is_reaped(
+        monkeypatch: pytest.MonkeyPatch, tmp_path, code: str) -> None:
+    """On 43bf8bf the driver reaped its server, then sent SIGKILL to the number (``_leftovers.ended``)."""
+    from diverge_codec.relay.channel import FileWriter, RelayOptions
+    from diverge_codec.relay.stdio import ServerRelay
+
+    events: list[tuple[str, int]] = []
+    waitpid, killpg = os.waitpid, os.killpg
+
+    def reaping(pid: int, options: int) -> tuple[int, int]:
+        done = waitpid(pid, options)
+        if done[0] > 0:
+            events.append(("reaped", done[0]))
+        return done
+
+    monkeypatch.setattr(os, "waitpid", reaping)  # asyncio's child watcher reaps through it
+    monkeypatch.setattr(os, "killpg", lambda group, signum: events.append(("killpg", group)) or killpg(group, signum))
+    with open(tmp_path / "channel", "wb") as out:
+        relay = ServerRelay([sys.executable, "-c", code], FileWriter(out), RelayOptions(grace=0.3))
+        report = asyncio.run(relay.run())
+    server = report.server["pid"]
+    assert ("reaped", server) in events
+    assert ("killpg", server) not in events[events.index(("reaped", server)):]
+    assert report.server["leftovers"] == (0 if code == "pass" else 1)
+

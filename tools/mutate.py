@@ -8,12 +8,13 @@ a private copy of the tree (``.ci/copy-tree``), rebuilt there if compiled, and r
 the module's tests of the quick subset, ``-x``: a failure kills it, a clean run is a survivor.
 The worktree is never written to. Run from the repository root::
 
-    python tools/mutate.py [--module PATH ...] [--changed REF] [--sample N] [--budget SECONDS]
-                           [--tests-from REF] [--json OUT] [--list]
+    python tools/mutate.py [--module PATH ...] [--changed REF | --ci | --spread N] [--sample N] [--seed S]
+                           [--budget SECONDS] [--tests-from REF] [--json OUT] [--list]
 
 ``--tests-from REF`` takes ``tests/`` and ``fuzz/`` from a commit (the kill rate of older tests
-against the same mutants); the exit status is 1 if a mutant survived that is not listed as
-equivalent in ``EQUIVALENT``.
+against the same mutants); ``--ci`` is CI's step (``ci_base``: what changed since the last commit
+CI passed, else a spread). The exit status is 1 if a mutant survived that docs/mutation.md does
+not list, with its reason, as equivalent or known (``excused``).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ ORACLES: dict[str, list[str]] = {
     f"{PKG}/relay/http_tls.py": HTTP_CLIENT,
     f"{PKG}/relay/http_body.py": HTTP_DRIVER,
     f"{PKG}/relay/http_reach.py": HTTP_DRIVER,
+    f"{PKG}/relay/channel.py": SANS_IO_RELAY,
+    f"{PKG}/relay/leftovers.py": ["tests/test_leftovers_proc.py", "tests/test_leftovers.py"],
     f"{PKG}/_mcp_notifications_py.py": PURE_CODEC,
     f"{PKG}/_tools_begin_py.py": TOOLS_BEGIN,
     f"{PKG}/_stream_py.py": STREAM,
@@ -75,68 +78,32 @@ ORACLES: dict[str, list[str]] = {
     f"{PKG}/_sequence_c.pyx": SEQUENCE,
 }
 """Each module the script mutates, and the tests that are its oracle (their quick subset)."""
-WITH_LOOPBACK = frozenset({"tests/test_http_client.py"})
-"""Oracles run whole, though declared slow: servers on loopback in the test's own process, about a second."""
+SPREAD = [module for module in ORACLES if module.startswith(f"{PKG}/relay/") or not module.endswith(".py")]
+"""Where ``--spread`` draws from: the relay's modules and the compiled core (CI's step with no base to compare with)."""
+MARKER = ROOT / ".ci" / "mutate-base"
+"""The last commit of main that CI passed, as the lead records it: what CI's step compares a change with."""
 
-EQUIVALENT: dict[str, str] = {
-    "src/diverge_codec/relay/outbox.py: if not self._count or (self._oversized and self.queued_bytes < self._oversized):"
-    "  # it was taken :: drop operand 1 of And@31":
-        "queued_bytes is never below 0: with _oversized 0 both read false, otherwise both read the comparison",
-    "src/diverge_codec/_tools_begin_py.py: parsed = _json.loads(data[1:] if len(data) <= _json.VIEW_FROM else"
-    " memoryview(data)[1:])  # no second copy :: LtE->Lt@41":
-        "at exactly VIEW_FROM bytes the body is parsed from a view instead of a copy: the same bytes, the same result",
-    "src/diverge_codec/sequence.py: if TYPE_CHECKING or IMPLEMENTATION == \"python\": :: drop operand 1 of Or@3":
-        "TYPE_CHECKING is False at run time: only a type checker reads the difference (.ci/typecheck)",
-    "src/diverge_codec/_jsonscan.h: fields->method_escaped = 0; :: 0->1@33":
-        "read only for a notification, whose method member always sets it first (line 'fields->method_escaped = escaped')",
-    "src/diverge_codec/_jsonwrite.h: if (!dc_writer_reserve(w, 6 + (length - index - 1) + 1)) return 0; :: 1->2@60":
-        "one byte more reserved than an escape and the rest need: room, never output",
-    "src/diverge_codec/_jsonwrite.h: int starts = dc_write_key(w, key, left == size) - 1; :: 1->2@58":
-        "the writer gives up on the dict (returns 0) and the JSON backend writes the same bytes: a speed mutant only",
-    "src/diverge_codec/_jsonscan.h: for (; letters; letters &= letters - 1) { :: 1->2@45":
-        "differs from clearing the lowest bit only for bit 0, which letters never holds: a block's first byte follows"
-        " no backslash of its own block (a backslash ending a block starts the next one)",
-    "src/diverge_codec/_jsonwrite.h: if (depth + 1 > DC_WRITE_MAX_DEPTH || !dc_write_dict(w, item, depth + 1,"
-    " DC_CHECK_PARAMS)) return 0; :: 1->2@86":
-        "params counted one level deeper: the writer gives up one level sooner and the backend writes the same bytes",
-    "src/diverge_codec/_sequence_c.pyx: self._rotating_keys = None :: drop assignment":
-        "a Begun is taken only as the first frame, when no Inactive has set the keys yet: they are None already",
-    "src/diverge_codec/_jsonscan.h: if (window && (offset < 128 ? window->start + 256 <= end :"
-    " (pos & ~(size_t)63) + 256 <= end)) { :: <=-><@93":
-        "a window is not started when its four blocks end exactly at the document's end: the reader without one reads"
-        " the same string",
-    "src/diverge_codec/_jsonwrite.h: if (Py_TYPE(item) != &PyDict_Type) return 0;  /* params or _meta not an object:"
-    " the caller words it */ :: !=->==@30":
-        "params is a dict or None (the frame was checked when made): the writer now gives up on every dict params, and"
-        " the backend checks _meta and writes the same bytes or the same refusal",
-    "src/diverge_codec/_tools_begin_c.pyx: cdef Py_ssize_t size = 0 :: 0->1@27":
-        "in decode and frame_inactive: bytes_owner / payload_owner set it before anything reads it",
-    "src/diverge_codec/_mcp_notifications_lazy.pxi: @cython.freelist(64) :: 64->65@17":
-        "a free list one object longer: how many freed objects are kept for reuse, never what they hold",
-    "src/diverge_codec/_mcp_notifications_lazy.pxi: if self._params_start < 0: :: <-><=@30":
-        "params never starts at offset 0 of a payload: byte 0 is the tag",
-    "src/diverge_codec/_mcp_notifications_lazy.pxi: return _lazy(owner, method, -1, -1) :: 1->2@37":
-        "where params is absent its start is -1 and its end is never read",
-    "src/diverge_codec/_stream_c.pyx: if size <= 0: :: <=-><@12":
-        "a size of 0 resizes by nothing and copies nothing",
-    "src/diverge_codec/_tools_begin_scan.h: int first = 1; :: 1->2@16":
-        "read only as !first, the same for 1 and 2",
-}
-KNOWN: dict[str, str] = {
-    "src/diverge_codec/_jsonscan.h: if (window && (offset < 128 ? window->start + 256 <= end :"
-    " (pos & ~(size_t)63) + 256 <= end)) { :: <-><=@30":
-        "at offset 128 exactly the window is re-read with the old bound: up to 192 bytes read past the document's end,"
-        " whose bits the scan never uses (a string ends at the NUL first): memory safety, for an ASan build to catch",
-    "src/diverge_codec/_tools_begin_scan.h: for (i = 0;; i += 8) { :: 0->1@13":
-        "the name cache's hash skips a first byte (the full compare still tells names apart); an empty name reads 4"
-        " bytes before it and shifts out of range: undefined behaviour, for the UBSan build to catch",
-    "src/diverge_codec/_tools_begin_scan.h: if (text && len) memcpy(PyUnicode_1BYTE_DATA(text), s, len); :: &&->||@13":
-        "a copy into NULL where PyUnicode_New failed: only an allocation failure reaches it, which no test injects",
-}
-"""Survivors that are not equivalent but that no test can see: memory safety and undefined behaviour with the same
-results. Reported as "known", not failing the run; .ci/sanitize's builds are their test. See docs/mutation.md."""
-"""Survivors shown equivalent (no input tells them from the original), by ``Mutant.signature``, and why.
-Their list and the reasoning are in docs/mutation.md; a survivor not listed fails the run."""
+EXCUSED_IN = ROOT / "docs" / "mutation.md"
+"""Where the survivors that fail no run are listed, each with its reason (its "Equivalent" and "Known" lists)."""
+
+
+def excused(text: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The equivalent and the known mutants docs/mutation.md lists, by ``Mutant.signature``, each with its reason:
+    the items ``- `SIGNATURE`: REASON`` under its headings "Equivalent" and "Known"."""
+    lists: dict[str, dict[str, str]] = {"Equivalent": {}, "Known": {}}
+    current = None
+    for line in text.splitlines():
+        if line.startswith("#"):
+            current = lists.get(line.lstrip("#").strip())
+        elif current is not None and (item := re.match(r"- `([^`]+)`: (\S.*)$", line)):
+            current[item.group(1)] = item.group(2)
+    return lists["Equivalent"], lists["Known"]
+
+
+EQUIVALENT, KNOWN = excused(EXCUSED_IN.read_text(encoding="utf-8")) if EXCUSED_IN.is_file() else ({}, {})
+"""Survivors shown equivalent (no input tells them from the original), and survivors that are not but that no test
+can see (memory safety, undefined behaviour with the same results: .ci/sanitize's builds are their test), by
+``Mutant.signature``. A survivor in neither fails the run."""
 
 
 @dataclass(frozen=True)
@@ -248,7 +215,16 @@ def _offsets(source: str) -> list[int]:
     return starts
 
 
-def python_mutants(path: str) -> list[Mutant]:
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return False
+    return True
+
+
+def python_mutants(path: str, check: bool = True) -> list[Mutant]:
+    """Every mutant of a Python module; with ``check``, only those that parse (a parse each: the cost of a listing)."""
     source = (ROOT / path).read_text()
     starts = _offsets(source)
     mutants = []
@@ -259,9 +235,7 @@ def python_mutants(path: str) -> list[Mutant]:
         if replacement != "pass" and "\n" not in source[begin:end]:
             replacement = f"({replacement})"
         text = source[:begin] + replacement + source[end:]
-        try:
-            ast.parse(text)
-        except SyntaxError:
+        if check and not _parses(text):
             continue
         mutants.append(Mutant(path, node.lineno, f"{what}@{node.col_offset}", text))
     return mutants
@@ -327,12 +301,13 @@ def c_mutants(path: str) -> list[Mutant]:
     return mutants
 
 
-def mutants_of(path: str) -> list[Mutant]:
-    """Every mutant of a module, each key unique (a second change at the same place gets #2)."""
+def mutants_of(path: str, check: bool = True) -> list[Mutant]:
+    """Every mutant of a module, each key unique (a second change at the same place gets #2); without ``check``,
+    a Python module's include some that do not parse (``spread`` parses those it draws)."""
     seen: dict[str, int] = {}
     unique = []
     lines = (ROOT / path).read_text().split("\n")
-    for mutant in python_mutants(path) if path.endswith(".py") else c_mutants(path):
+    for mutant in python_mutants(path, check) if path.endswith(".py") else c_mutants(path):
         seen[mutant.key] = seen.get(mutant.key, 0) + 1
         what = mutant.what if seen[mutant.key] == 1 else f"{mutant.what}#{seen[mutant.key]}"
         unique.append(Mutant(mutant.path, mutant.line, what, mutant.text, lines[mutant.line - 1]))
@@ -383,8 +358,7 @@ def run_oracle(scratch: Path, tests: list[str], timeout: float) -> str:
     """killed, survived or timeout."""
     present = [str(path.relative_to(scratch)) + test.partition("::")[1] + test.partition("::")[2]
                for test in tests for path in sorted(scratch.glob(test.partition("::")[0]))]
-    quick = [] if any(test in WITH_LOOPBACK for test in tests) else ["-m", "not slow"]
-    command = [sys.executable, "-m", "pytest", "-x", "-q", *quick, "-p", "no:cacheprovider", "--no-header",
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-m", "not slow", "-p", "no:cacheprovider", "--no-header",
                "-o", "addopts=", *present]
     try:
         done = subprocess.run(command, cwd=scratch, env=_env(scratch), capture_output=True, timeout=timeout)
@@ -393,9 +367,55 @@ def run_oracle(scratch: Path, tests: list[str], timeout: float) -> str:
     return "survived" if done.returncode in (0, 5) else "killed"  # 5: no test ran, so none killed it
 
 
+def _git(*args: str) -> str | None:
+    """git's output in the checkout, stripped; None if it fails (no such commit, a shallow clone, no git)."""
+    try:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+    except OSError:
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def ci_base(environ: dict[str, str] | os._Environ[str] = os.environ) -> tuple[str | None, str]:
+    """What CI's step compares the change with, and why: ``MUTATE_BASE``; else the merge base with ``origin/main``
+    where it is not HEAD (a branch); else the commit ``.ci/mutate-base`` names, if this clone has it and it is
+    not HEAD. None where none is (a fresh clone of main whose marker is HEAD, or a shallow one)."""
+    if environ.get("MUTATE_BASE"):
+        return environ["MUTATE_BASE"], "MUTATE_BASE"
+    head = _git("rev-parse", "HEAD")
+    merge_base = _git("merge-base", "HEAD", "origin/main")
+    if merge_base and merge_base != head:
+        return merge_base, "the merge base with origin/main"
+    marked = MARKER.read_text().split()[0] if MARKER.is_file() and MARKER.read_text().split() else None
+    if marked is None:
+        return None, f"{MARKER.relative_to(ROOT)} names no commit"
+    commit = _git("rev-parse", "--verify", "-q", f"{marked}^{{commit}}")
+    if commit is None:
+        return None, f"{MARKER.relative_to(ROOT)} names {marked[:12]}, which this clone does not have (shallow?)"
+    if commit == head:
+        return None, f"{MARKER.relative_to(ROOT)} names HEAD: nothing changed since CI last passed"
+    return commit, f"the last commit CI passed ({MARKER.relative_to(ROOT)})"
+
+
+def spread(modules: list[str], count: int, seed: str) -> list[Mutant]:
+    """``count`` mutants drawn by ``seed`` across ``modules``, one a module in turn (the modules in a seeded order),
+    so that a small sample reaches many modules and, across seeds, every one."""
+    draw = random.Random(f"spread:{seed}")
+    order = draw.sample(modules, len(modules))
+    pools = {module: draw.sample(found, len(found)) for module in order if (found := mutants_of(module, check=False))}
+    plan: list[Mutant] = []
+    while len(plan) < count and any(pools.values()):
+        for module in order:
+            while pools.get(module) and len(plan) < count:
+                mutant = pools[module].pop()
+                if not module.endswith(".py") or _parses(mutant.text):
+                    plan.append(mutant)
+                    break
+    return plan
+
+
 def changed_modules(ref: str) -> list[str]:
-    names = subprocess.run(["git", "diff", "--name-only", ref, "--", PKG, "tests", "fuzz"], cwd=ROOT, check=True,
-                           capture_output=True, text=True).stdout.split()
+    names = (_git("diff", "--name-only", ref, "--", PKG, "tests", "fuzz") or "").split()
     touched = [name for name in names if name in ORACLES]
     for name in names:  # a test changed: the modules it is the oracle of
         touched += [module for module, tests in ORACLES.items()
@@ -403,21 +423,22 @@ def changed_modules(ref: str) -> list[str]:
     return touched
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--module", action="append", default=[], help="a path from ORACLES (default: all)")
-    parser.add_argument("--changed", metavar="REF", help="the modules a diff from REF touched, or whose tests it touched")
-    parser.add_argument("--sample", type=int, default=0, help="at most N mutants a module, drawn by --seed (0: all)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--budget", type=float, default=0, help="stop starting mutants after this many seconds")
-    parser.add_argument("--timeout", type=float, default=240, help="one oracle run's limit (a timeout counts as killed)")
-    parser.add_argument("--tests-from", metavar="REF", help="tests/ and fuzz/ from this commit")
-    parser.add_argument("--only", action="append", default=[], help="the mutant path:line:what (repeatable)")
-    parser.add_argument("--tests", action="append", default=[], help="run these tests (pytest ids) instead of the oracle")
-    parser.add_argument("--json", type=Path, help="write every outcome here")
-    parser.add_argument("--list", action="store_true", help="list the mutants and stop")
-    args = parser.parse_args(argv)
-    modules = args.module or (changed_modules(args.changed) if args.changed else list(ORACLES))
+def plan_of(args: argparse.Namespace) -> tuple[list[str], list[Mutant]]:
+    """The modules and the mutants a run plants: ``--ci`` chooses between what changed and a spread."""
+    seed = args.seed or "1"
+    if args.ci:
+        base, why = ci_base()
+        modules = changed_modules(base) if base else []
+        print(f"base: {base[:12] if base else 'none'} ({why}); modules changed since: {len(modules)}")
+        if not modules:
+            seed = args.seed or (_git("rev-parse", "--short=12", "HEAD") or "1")
+            print(f"nothing to compare with or nothing changed: a spread of {args.spread} mutants across the relay's"
+                  f" modules and the compiled core, seed {seed}")
+            return SPREAD, spread(SPREAD, args.spread, seed)
+    elif args.spread:
+        return SPREAD, spread(args.module or SPREAD, args.spread, seed)
+    else:
+        modules = args.module or (changed_modules(args.changed) if args.changed else list(ORACLES))
     modules = sorted(modules, key=lambda module: not module.endswith(".py"))  # the cheap ones first: no build
     plan: list[Mutant] = []
     for module in modules:
@@ -425,8 +446,37 @@ def main(argv: list[str] | None = None) -> int:
         if args.only:
             found = [mutant for mutant in found if mutant.key in args.only]
         elif args.sample and len(found) > args.sample:
-            found = sorted(random.Random(f"{args.seed}:{module}").sample(found, args.sample), key=lambda m: m.line)
+            found = sorted(random.Random(f"{seed}:{module}").sample(found, args.sample), key=lambda m: m.line)
         plan += found
+    return modules, plan
+
+
+def _change(mutant: Mutant) -> str:
+    """The line as it was and as the mutant has it (its first line, where the change spans more)."""
+    after = mutant.text.split("\n")[mutant.line - 1].strip()
+    return f"{'':11}- {mutant.original.strip()}\n{'':11}+ {after}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--module", action="append", default=[], help="a path from ORACLES (default: all)")
+    parser.add_argument("--changed", metavar="REF", help="the modules a diff from REF touched, or whose tests it touched")
+    parser.add_argument("--ci", action="store_true", help="CI's step: what changed since the base ci_base() finds,"
+                        " else a --spread (seeded by HEAD unless --seed)")
+    parser.add_argument("--sample", type=int, default=0, help="at most N mutants a module, drawn by --seed (0: all)")
+    parser.add_argument("--spread", type=int, default=0, help="N mutants across the relay and the compiled core (SPREAD)")
+    parser.add_argument("--seed", help="what draws the sample (default 1; with --ci, HEAD's commit)")
+    parser.add_argument("--budget", type=float, default=0, help="start no mutant that would not end within this many seconds")
+    parser.add_argument("--timeout", type=float, default=240, help="one oracle run's limit (a timeout counts as killed)")
+    parser.add_argument("--tests-from", metavar="REF", help="tests/ and fuzz/ from this commit")
+    parser.add_argument("--only", action="append", default=[], help="the mutant path:line:what (repeatable)")
+    parser.add_argument("--tests", action="append", default=[], help="run these tests (pytest ids) instead of the oracle")
+    parser.add_argument("--json", type=Path, help="write every outcome here")
+    parser.add_argument("--list", action="store_true", help="list the mutants and stop")
+    args = parser.parse_args(argv)
+    if args.ci and not args.spread:
+        args.spread = 6
+    modules, plan = plan_of(args)
     if args.list:
         for mutant in plan:
             print(mutant.key)
@@ -434,20 +484,21 @@ def main(argv: list[str] | None = None) -> int:
     if not plan:
         print("no module to mutate")
         return 0
-    started, outcomes, dirty = time.monotonic(), [], False
+    started, outcomes, dirty, skipped = time.monotonic(), [], False, 0
     scratch = scratch_tree(args.tests_from)
     try:
         for mutant in plan:
             cost = 20 if mutant.path.endswith(".py") else 60  # about what one costs here: a compiled one rebuilds
             if args.budget and time.monotonic() - started + cost > args.budget:
-                print(f"budget spent: {len(plan) - len(outcomes)} mutants not run")
-                break
+                skipped += 1  # a cheaper one after it may still fit
+                continue
             target = scratch / mutant.path
             original = target.read_text()
             compiled = not mutant.path.endswith(".py")
             if dirty and not compiled:  # the last compiled mutant's modules are still built: rebuild the originals
                 dirty = not build(scratch)
             target.write_text(mutant.text)
+            began = time.monotonic()
             try:
                 outcome = "stillborn" if compiled and not build(scratch) else run_oracle(scratch, args.tests or ORACLES[mutant.path], args.timeout)
             finally:
@@ -455,11 +506,15 @@ def main(argv: list[str] | None = None) -> int:
                 dirty = dirty or compiled
             if outcome == "survived" and (mutant.signature in EQUIVALENT or mutant.signature in KNOWN):
                 outcome = "equivalent" if mutant.signature in EQUIVALENT else "known"
-            outcomes.append({"mutant": mutant.key, "signature": mutant.signature, "outcome": outcome})
-            print(f"{outcome:10} {mutant.key}", flush=True)
+            outcomes.append({"mutant": mutant.key, "signature": mutant.signature, "outcome": outcome,
+                             "seconds": round(time.monotonic() - began, 1)})
+            print(f"{outcome:10} {mutant.key} ({time.monotonic() - began:.0f} s)\n{_change(mutant)}", flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    print("\nmodule: killed / run (timeouts count as killed; equivalent, known and stillborn mutants are not counted)")
+    if skipped:
+        print(f"budget spent: {skipped} mutants not run")
+    print(f"\nmodule: killed / run (timeouts count as killed; equivalent, known and stillborn mutants are not counted),"
+          f" {time.monotonic() - started:.0f} s in all")
     for module in modules:
         mine = [o["outcome"] for o in outcomes if o["mutant"].startswith(module + ":")]
         ran = [o for o in mine if o in ("killed", "survived", "timeout")]
@@ -467,9 +522,12 @@ def main(argv: list[str] | None = None) -> int:
             killed = sum(o != "survived" for o in ran)
             print(f"  {module}: {killed} / {len(ran)} = {100 * killed / max(len(ran), 1):.0f}%"
                   f" ({mine.count('equivalent')} equivalent, {mine.count('known')} known, {mine.count('stillborn')} stillborn)")
+    survivors = [o for o in outcomes if o["outcome"] == "survived"]
+    for survivor in survivors:
+        print(f"SURVIVED, not listed in docs/mutation.md: {survivor['signature']}")
     if args.json:
         args.json.write_text(json.dumps(outcomes, indent=1) + "\n")
-    return 1 if any(o["outcome"] == "survived" for o in outcomes) else 0
+    return 1 if survivors else 0
 
 
 if __name__ == "__main__":

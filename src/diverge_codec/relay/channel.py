@@ -104,7 +104,7 @@ class PipeWriter:
         if self.closed.done() or self._closing:
             raise self.failure or BrokenPipeError("the channel is closed")
         if not data:
-            return
+            return  # nothing to write (not needed: an empty write or block would write and count nothing)
         if self._blocks:
             self._blocks.append(data)
             self._buffered += len(data)
@@ -140,9 +140,7 @@ class PipeWriter:
         if not self._blocks:
             return 0
         first = self._blocks[0]
-        end = 0
-        while end < self._head:  # the end of the record the writes stopped inside (or at)
-            end += _PREFIX + int.from_bytes(first[end:end + _PREFIX], "big")
+        end = _record_end(first, self._head)
         forgotten = _count_records(first[end:]) + sum(map(_count_records, list(self._blocks)[1:]))
         self._blocks.clear()
         if end > self._head:
@@ -205,9 +203,13 @@ class PipeWriter:
             self._close_fd()
 
     def _forget(self) -> int:
-        lost = sum(map(_count_records, self._blocks))
-        if self._head:
-            self.cut = True
+        """Drop the buffer: how many records did not reach the reader whole (those before ``_head`` did)."""
+        lost = 0
+        if self._blocks:
+            first = self._blocks[0]
+            end = _record_end(first, self._head)
+            self.cut = self.cut or end > self._head  # the writes stopped inside a record
+            lost = int(end > self._head) + _count_records(first[end:]) + sum(map(_count_records, list(self._blocks)[1:]))
         self._blocks.clear()
         self._head = self._buffered = 0
         return lost
@@ -221,6 +223,14 @@ class PipeWriter:
         except OSError:
             pass
         self.closed.set_result(None)
+
+
+def _record_end(records: bytes, at: int) -> int:
+    """Where the record of a block of whole records that offset ``at`` is inside of ends (``at`` itself at a record's end)."""
+    end = 0
+    while end < at:
+        end += _PREFIX + int.from_bytes(records[end:end + _PREFIX], "big")
+    return end
 
 
 def _count_records(records: bytes) -> int:
@@ -447,6 +457,8 @@ class ChannelRelay:
             self.session.unsent(writer.trim())
             if not await self._within_grace(writer.closed):
                 self.session.unsent(writer.abort())
+        if writer.failure is not None:  # the reader left during the end: what the writer still held never reached it
+            self.session.unsent(writer.abort())
         self.report.channel_cut = writer.cut
 
     async def _within_grace(self, done: asyncio.Future[None]) -> bool:

@@ -34,7 +34,7 @@ import sys
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["MARK", "become_subreaper", "end_children", "end_leftovers", "ended", "reap", "started", "stopped"]
+__all__ = ["MARK", "Group", "become_subreaper", "end_children", "end_leftovers", "ended", "reap", "started", "stopped"]
 
 MARK = "DIVERGE_CODEC_RELAY"
 """The environment variable that marks every process a relayed server starts."""
@@ -44,6 +44,12 @@ REAP_WITHIN = 1.0
 """Seconds to wait for a killed child to be reapable: SIGKILL is not refused, only slow in the kernel."""
 SCAN_EVERY = 0.02
 """Seconds between two scans of one loop: the servers that end meanwhile share the next one."""
+PROC = "/proc"
+"""Where the process table is read (a test points it at a directory of its own: ``/proc`` as hostile as it can be)."""
+PIDFD_SIGNAL_PROCESS_GROUP = 4
+"""``pidfd_send_signal``'s flag (Linux 6.9+): the signal goes to the process group the pidfd's process leads."""
+_DEAD = (b"Z", b"X", b"x")
+"""A /proc state that is no live process: a zombie, or dead (``x`` in Linux 3.9-3.13, ``X`` since)."""
 
 
 _subreaper = False
@@ -81,6 +87,99 @@ def stopped(pid: int) -> None:
         _servers.pop(pid, None)
 
 
+class Group:
+    """A server's process group, signalled only while its number cannot name another group.
+
+    Once its leader is reaped (asyncio's child watcher reaps a server as soon as it exits) and its
+    last member has ended, a group's number is free, and an unrelated process may lead a group of
+    that number: ``os.killpg`` would signal that one. Where the kernel signals a group through a
+    pidfd (Linux 6.9+, ``PIDFD_SIGNAL_PROCESS_GROUP``), the group is held by a pidfd of its leader,
+    opened while the leader is this process's unreaped child (none but this process can reap it,
+    so the number is still its own), and signalled through it: the kernel sends the signal to the
+    group the leader led, its members left after the reap included, and to no other, whatever
+    the number has become. A leader already reaped when the group is made (it exited at once) is
+    not trusted by its number: its group is signalled no more, and what it left is found by its
+    mark. Where the kernel has no such pidfd (Linux before 6.9, macOS, the BSDs) the group is
+    signalled by its number, as before: docs/relay.md, "What is guaranteed", says what that leaves.
+    """
+
+    def __init__(self, leader: int, *, by_number: bool = False) -> None:
+        self.number: int = leader
+        self.held: bool = not by_number and _group_pidfds()
+        """Whether the group is held by a pidfd (signalled through it, or not at all), rather than by its number."""
+        self._pidfd: int | None = _child_pidfd(leader) if self.held else None
+
+    def __repr__(self) -> str:
+        return f"<Group {self.number} {'by number' if not self.held else 'held' if self._pidfd is not None else 'let go'}>"
+
+    def signal(self, signum: int) -> bool:
+        """Send ``signum`` to the group: False if it has no member left, it is let go, or is not this user's."""
+        if not self.held:
+            return _kill(self.number, os.killpg, signum)
+        if self._pidfd is None:
+            return False
+        try:
+            signal.pidfd_send_signal(self._pidfd, signum, None, PIDFD_SIGNAL_PROCESS_GROUP)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
+    def alive(self) -> bool:
+        """Whether the group has a member, so that its number is still its own (by its number: assumed)."""
+        return self.signal(0) if self.held else True
+
+    def close(self) -> None:
+        """Let go of the pidfd once the group's ends are done: it is signalled no more."""
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+
+
+_group_pidfds_here: bool | None = None
+
+
+def _group_pidfds() -> bool:
+    """Whether this kernel signals a process group through a pidfd (asked once, of this process's own pidfd)."""
+    global _group_pidfds_here
+    if _group_pidfds_here is None:
+        _group_pidfds_here = False
+        if hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal"):
+            try:
+                fd = os.pidfd_open(os.getpid())
+            except OSError:  # ENOSYS: no pidfds (Linux before 5.3)
+                return False
+            try:
+                signal.pidfd_send_signal(fd, 0, None, PIDFD_SIGNAL_PROCESS_GROUP)  # signal 0: nothing is sent
+                _group_pidfds_here = True
+            except ProcessLookupError:  # understood: this process leads no group
+                _group_pidfds_here = True
+            except OSError:  # EINVAL: the flag is unknown (Linux before 6.9)
+                pass
+            finally:
+                os.close(fd)
+    return _group_pidfds_here
+
+
+def _child_pidfd(leader: int) -> int | None:
+    """A pidfd of ``leader`` if it is this process's unreaped child (a zombie too); None if it was reaped already
+    (then its number may be another's: nothing is trusted by it)."""
+    try:
+        fd = os.pidfd_open(leader)
+    except OSError:  # ESRCH: reaped, and no process has the number now
+        return None
+    try:
+        os.waitid(os.P_PIDFD, fd, os.WEXITED | os.WNOHANG | os.WNOWAIT)  # ECHILD unless our child, unreaped
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _as_group(group: int | Group) -> Group:
+    """A group given by its number (``end_leftovers`` called with one): signalled by that number."""
+    return group if isinstance(group, Group) else Group(group, by_number=True)
+
+
 def _read(path: str) -> bytes | None:
     """A ``/proc`` file whole, by the system calls alone (a third cheaper than ``open``); None if it cannot be read."""
     try:
@@ -99,24 +198,29 @@ def _read(path: str) -> bytes | None:
 
 
 def _head(pid: int | str) -> tuple[bytes, int, int, int] | None:
-    """(state, parent pid, process group, start time) of a process (its leading thread's state); None if it is gone."""
-    stat = _read(f"/proc/{pid}/stat")
+    """(state, parent pid, process group, start time) of a process (its leading thread's state); None if it is gone
+    or its line is not one the kernel writes."""
+    stat = _read(f"{PROC}/{pid}/stat")
     if stat is None:
         return None
-    fields = stat[stat.rfind(b")") + 2:].split()  # after "(command name)", which may hold anything: field 3 on
-    return (fields[0], int(fields[1]), int(fields[2]), int(fields[19])) if len(fields) >= 20 else None
+    # After "(command name)", which may hold anything, ")" and newlines included: field 3 on, from the last ")".
+    fields = stat[stat.rfind(b")") + 1:].split()
+    try:
+        return (fields[0], int(fields[1]), int(fields[2]), int(fields[19])) if len(fields) >= 20 else None
+    except ValueError:
+        return None
 
 
 def _stat(pid: int | str) -> tuple[int, int] | None:
     """(parent pid, process group) of a live process; None if it ended or is a zombie (its parent reaps it)."""
     head = _head(pid)
-    return None if head is None or head[0] in (b"Z", b"X") else head[1:3]
+    return None if head is None or head[0] in _DEAD else head[1:3]
 
 
 def _processes() -> list[tuple[int, int, int]]:
     """(pid, parent pid, process group) of every live process ``/proc`` shows; [] where there is no ``/proc``."""
     try:
-        entries = os.listdir("/proc")
+        entries = os.listdir(PROC)
     except OSError:
         return []
     return [(int(entry), *stat) for entry in entries if entry.isdigit() and (stat := _stat(entry)) is not None]
@@ -126,7 +230,7 @@ def _children(pid: int | str = "self") -> list[int] | None:
     """A process's children from its threads' ``/proc/PID/task/TID/children`` (Linux 3.5+), not every
     process on the machine (~1 ms per 80); None where the files are missing."""
     try:
-        threads = os.listdir(f"/proc/{pid}/task")
+        threads = os.listdir(f"{PROC}/{pid}/task")
     except OSError:
         return None
     found: set[int] = set()
@@ -140,8 +244,13 @@ def _children(pid: int | str = "self") -> list[int] | None:
 
 
 def _thread_children(pid: int | str, thread: int | str) -> list[int] | None:
-    children = _read(f"/proc/{pid}/task/{thread}/children")
-    return None if children is None else [int(child) for child in children.split()]
+    children = _read(f"{PROC}/{pid}/task/{thread}/children")
+    if children is None:
+        return None
+    try:
+        return [int(child) for child in children.split()]
+    except ValueError:  # not what the kernel writes: as if it could not be read
+        return None
 
 
 def _walk(roots: Iterable[tuple[int, bool]], skip: Iterable[int],
@@ -154,7 +263,7 @@ def _walk(roots: Iterable[tuple[int, bool]], skip: Iterable[int],
     found = []
     while pending:
         pid, whole = pending.pop()
-        if pid in seen or (head := _head(pid)) is None or head[0] in (b"Z", b"X"):
+        if pid in seen or (head := _head(pid)) is None or head[0] in _DEAD:
             continue
         seen.add(pid)
         found.append((pid, head[1], head[2]))
@@ -187,14 +296,14 @@ def _reapers() -> list[tuple[int, bool]] | None:
         head = _head(pid)
         if head is None:
             return None
-        found.append((pid, head[0] not in (b"Z", b"X")))
+        found.append((pid, head[0] not in _DEAD))
         pid = head[1]
         if _subreaper or pid <= 0 or any(pid == reaper for reaper, _ in found):
             break
     if not _subreaper and all(reaper != 1 for reaper, _ in found):  # beyond this pid namespace: its init
         if (head := _head(1)) is None:
             return None
-        found.append((1, head[0] not in (b"Z", b"X")))
+        found.append((1, head[0] not in _DEAD))
     return found
 
 
@@ -215,16 +324,18 @@ def _roots(reapers: list[tuple[int, bool]] | None) -> list[tuple[int, bool]] | N
 
 def _carried(pid: int, marks: dict[bytes, int]) -> int | None:
     """The index in ``marks`` of the mark ``pid``'s environment carries, if any of them."""
-    environ = _read(f"/proc/{pid}/environ")
+    environ = _read(f"{PROC}/{pid}/environ")
     if environ is None or MARK.encode() not in environ:
         return None
     return next((marks[entry] for entry in environ.split(b"\0") if entry in marks), None)
 
 
-def _find(ending: Sequence[tuple[int, str]]) -> list[list[int]]:
-    """For each (group, token) of ``ending``, the pids alive in that group or marked with that token, its leader aside."""
+def _find(ending: Sequence[tuple[int | Group, str]]) -> list[list[int]]:
+    """For each (group, token) of ``ending``, the pids alive in that group or marked with that token, its leader aside.
+    A group held by a pidfd with no member left is looked for by its mark alone: its number may be another's."""
     me = os.getpid()
-    groups = {group: at for at, (group, _) in enumerate(ending)}
+    leaders = [_as_group(group) for group, _ in ending]
+    groups = {group.number: at for at, group in enumerate(leaders) if group.alive()}
     marks = {f"{MARK}={token}".encode(): at for at, (_, token) in enumerate(ending)}
     owner: dict[int, int] = {}
     born = _born()
@@ -249,22 +360,22 @@ def _find(ending: Sequence[tuple[int, str]]) -> list[list[int]]:
         _walk(roots, [*(pid for pid, _ in reapers), *running], theirs)
     found: list[list[int]] = [[] for _ in ending]
     for pid, at in owner.items():
-        if pid != ending[at][0]:
+        if pid != leaders[at].number:
             found[at].append(pid)
     return found
 
 
-def _end(ending: Sequence[tuple[int, str]]) -> list[list[int]]:
+def _end(ending: Sequence[tuple[int | Group, str]]) -> list[list[int]]:
     found = _find(ending)
     for group, _ in ending:
-        _kill(group, os.killpg)
+        _as_group(group).signal(signal.SIGKILL)  # held: to its own members alone, the number reused or not
     for pids in found:
         for pid in pids:
             _kill(pid, os.kill)
     return found
 
 
-def end_leftovers(group: int, token: str) -> list[int]:
+def end_leftovers(group: int | Group, token: str) -> list[int]:
     """SIGKILL the group ``group`` and every process marked with ``token``: the pids found alive, its leader aside."""
     return _end([(group, token)])[0]
 
@@ -273,7 +384,7 @@ class _Scans:
     """One loop's servers waiting for a scan, and when it last scanned."""
 
     def __init__(self) -> None:
-        self.waiting: list[tuple[int, str, asyncio.Future[list[int]]]] = []
+        self.waiting: list[tuple[int | Group, str, asyncio.Future[list[int]]]] = []
         self.last = float("-inf")
         self.handle: asyncio.Handle | None = None
 
@@ -297,7 +408,7 @@ class _Scans:
 _scans: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Scans] = weakref.WeakKeyDictionary()
 
 
-async def ended(group: int, token: str) -> list[int]:
+async def ended(group: int | Group, token: str) -> list[int]:
     """``end_leftovers``, in one scan with every server of this loop that ends in the same turn or
     within ``SCAN_EVERY`` of the loop's last scan: the pids found alive, the group's leader aside."""
     loop = asyncio.get_running_loop()
@@ -353,8 +464,10 @@ def _running(pid: int) -> bool:
     return _stat(pid) is not None
 
 
-def _kill(pid: int, kill: Callable[[int, int], None]) -> None:
+def _kill(pid: int, kill: Callable[[int, int], None], signum: int = signal.SIGKILL) -> bool:
+    """``kill(pid, signum)``: False if there is no such process (or group), or it is not this user's."""
     try:
-        kill(pid, signal.SIGKILL)
+        kill(pid, signum)
     except (ProcessLookupError, PermissionError):
-        pass
+        return False
+    return True

@@ -116,6 +116,7 @@ class ServerRelay(ChannelRelay):
         """The mark in the server's environment (``_leftovers.MARK``) by which what it starts is found at the end."""
         self._transport: asyncio.SubprocessTransport | None = None
         self._leftovers: set[int] = set()  # the server's processes found alive once it had exited
+        self._group: _leftovers.Group | None = None  # the server's process group, held while its number is its own
 
     async def run(self) -> RelayReport:
         """Relay until the server's output ends and the server is gone: the report."""
@@ -136,6 +137,7 @@ class ServerRelay(ChannelRelay):
         pid = transport.get_pid()
         _log.debug("server started: %s (pid %d, its own process group)", _program(self.command), pid)
         _leftovers.started(pid)
+        group = self._group = _leftovers.Group(pid)  # now: one the child watcher reaped already is not trusted
         output = transport.get_pipe_transport(1)
         if output is not None:
             _widen_pipe(output.get_extra_info("pipe").fileno())
@@ -154,7 +156,8 @@ class ServerRelay(ChannelRelay):
             self.session.end_of_output()
             await self._close_channel(pump)
         except BaseException:  # cancelled or failed: what the server left is ended now, not at the loop's next scan
-            self._leftovers.update(_leftovers.end_leftovers(pid, self.token))
+            self._leftovers.update(_leftovers.end_leftovers(group, self.token))
+            group.close()
             raise
         finally:
             for handle in (timer, self._expiry):
@@ -165,7 +168,10 @@ class ServerRelay(ChannelRelay):
                     task.cancel()
             _leftovers.stopped(pid)
             transport.close()
-        leftovers = await _leftovers.ended(pid, self.token)  # one scan with the servers ending at the same time
+        try:
+            leftovers = await _leftovers.ended(group, self.token)  # one scan with the servers ending at the same time
+        finally:
+            group.close()
         self._leftovers.update(leftovers)
         self.report.server["leftovers"] = len(self._leftovers)
         await _leftovers.reap(leftovers)
@@ -201,12 +207,14 @@ class ServerRelay(ChannelRelay):
                     break
                 server["ended_by"] = step
                 _log.debug("%s sent to the server's process group (pid %d)", step, transport.get_pid())
-                _signal_group(transport.get_pid(), signum)
+                assert self._group is not None
+                self._group.signal(signum)
             await pipes.exited
         _log.debug("server exited (pid %d, status %s)", transport.get_pid(), transport.get_returncode())
         # The leader is gone; one of its children may still hold the output open.
         if not await self._wait_exit(pipes, grace, pipes.output_ended):
-            killed = await _leftovers.ended(transport.get_pid(), self.token)  # its EOF follows
+            assert self._group is not None
+            killed = await _leftovers.ended(self._group, self.token)  # its EOF follows
             self._leftovers.update(killed)
             await _first(pipes.output_ended, asyncio.sleep(min(grace, OUTPUT_AFTER_KILL)))
             await _leftovers.reap(killed)
@@ -232,9 +240,3 @@ def _program(command: Sequence[str]) -> str:
     name = os.path.basename(command[0]) if command else ""
     return name[:64] + ("..." if len(name) > 64 else "")
 
-
-def _signal_group(pid: int, signum: int) -> None:
-    try:
-        os.killpg(pid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
