@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from .._json import loads
 
-__all__ = ["TRANSPORTS", "Refused", "check_url", "load_client", "message_head", "origin", "parse_header", "why"]
+__all__ = ["TRANSPORTS", "Refused", "check_url", "load_client", "message_head", "origin", "parse_header", "rpc_error", "why"]
 
 TRANSPORTS = ("auto", "streamable-http", "sse")
 """``auto``: Streamable HTTP, or the older HTTP+SSE where ``initialize``'s POST is answered 400, 404 or 405."""
@@ -153,3 +153,14 @@ def message_head(message: bytes) -> tuple[object, str, dict[str, Any]]:
     if not isinstance(method, str):  # an answer to the server's request: its id is the server's, not ours
         return None, "a response", parsed
     return parsed.get("id"), method if method.isascii() and len(method) < 64 else "a request", parsed
+
+
+def rpc_error(body: bytes) -> dict[str, Any] | None:
+    """An error status's body that is a JSON-RPC error (the 2026-07-28 revision's errors come so), else None."""
+    try:
+        parsed = loads(body)
+    except ValueError:
+        return None
+    if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+        return parsed
+    return None

@@ -148,7 +148,7 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
     def shutdown(self, reason: str = "requested") -> None:
         """As the base's; but ``until-answered`` with the server's own stream open first reads what is still
         on its way there (sent before the last answer, on another connection), until it is quiet."""
-        if reason == "until-answered" and not self._stop.is_set() and self._get_stream == "open":
+        if reason == "until-answered" and not self._stop.is_set() and self._own_stream_open():
             if not self._settling:
                 self._settling = True
                 self._spawn(self._settle(reason))
@@ -275,7 +275,7 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
         self._posts_failed += 1
         log.info("%s failed (%s): that one alone; the session goes on", what, why)
         self._give_up(request_id, f"{what} failed: {why}")
-        if unreachable and self._get_stream == "open":
+        if unreachable and self._own_stream_open():
             return
         if unreachable and generation == self._generation and self._unreachable_now(why, wait):
             self._own_stream(generation)  # a no-op where the stream is already read
@@ -366,6 +366,10 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
 
     def _own_stream(self, generation: int) -> None:
         """The session is made (or the server's outage began): open the stream of what it sends on its own, if any."""
+
+    def _own_stream_open(self) -> bool:
+        """Whether the stream of what the server sends on its own is open (and so the server there)."""
+        return self._get_stream == "open"
 
     async def _session_forgotten(self, response: Any) -> bool:
         """An error status that says the server forgot the session (its body read ``REASON_BYTES`` at most)."""

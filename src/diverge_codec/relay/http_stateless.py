@@ -23,10 +23,10 @@ import asyncio
 import base64
 from typing import Any
 
-from .._json import dumps, loads
+from .._json import dumps
 from .channel import _first
 from .eras import PROTOCOL_VERSION_KEY
-from .http_common import message_head, refuse_certificate, why
+from .http_common import message_head, refuse_certificate, rpc_error, why
 from .http_driver import HttpDriver
 from .http_reach import log
 from .http_streams import BACKOFF_CAP, RETRY_FLOOR
@@ -88,7 +88,7 @@ class StatelessHttp(HttpDriver):
                 refuse_certificate(status, reason, what)
                 if status in (401, 403):
                     await self._refused_status(response, status, what)
-                answer = _rpc_error(reason) if status == 400 else None
+                answer = rpc_error(reason) if status == 400 else None
                 if answer is not None:
                     self.report.server["started"] = True
                     self._received(self.session.receive_messages([dumps({**answer, "id": request_id})]))
@@ -103,6 +103,9 @@ class StatelessHttp(HttpDriver):
             self._spawn(self._next_driver(data))
             return
         super()._send(data)
+
+    def _own_stream_open(self) -> bool:
+        return self.session.listen_id is not None and self.report.listen == "acknowledged"
 
     def _post_headers(self, message: dict[str, Any]) -> dict[str, str]:
         return routing_headers(message)
@@ -143,13 +146,3 @@ class StatelessHttp(HttpDriver):
             log.info("the listen stream broke off: opened again as a new request (nothing is replayed)")
             super()._send(self.session.relisten())
 
-
-def _rpc_error(body: bytes) -> dict[str, Any] | None:
-    """A 400's body that is a JSON-RPC error (the revision's modern errors come so), else None."""
-    try:
-        parsed = loads(body)
-    except ValueError:
-        return None
-    if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
-        return parsed
-    return None

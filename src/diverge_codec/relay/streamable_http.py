@@ -57,10 +57,11 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from .._json import dumps
 from .channel import ChannelWriter, RelayOptions
-from .eras import LEGACY_VERSIONS
+from .eras import LEGACY_VERSIONS, is_modern_error
 from .http_common import (ACCEPT, DELETE_TIMEOUT, LEGACY_SIGNS, TRANSPORTS, Refused, check_url, is_session_id,
-                          load_client, parse_header, refuse_certificate, why)
+                          load_client, parse_header, refuse_certificate, rpc_error, why)
 from .http_driver import HttpDriver
 from .http_reach import retry_after, unreachable_status
 from .http_sse import HttpSse
@@ -94,6 +95,12 @@ class StreamableHttp(HttpDriver):
                     if status >= 400:
                         reason = await self._read_reason(response)
                         refuse_certificate(status, reason, "initialize")
+                        answer = rpc_error(reason) if first and status == 400 else None
+                        if answer is not None and is_modern_error(answer):  # a modern server: no fallback
+                            self.report.server["started"] = True
+                            answer = {**answer, "id": self.session.initialize_id}
+                            self._received(self.session.receive_messages([dumps(answer)]))
+                            return
                         if first and self._then and status in LEGACY_SIGNS:
                             self._legacy_sign = status
                             break
