@@ -188,7 +188,7 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
     def _fail(self, error: str, why: str) -> None:
         if self._error is None:
             self._error = error
-            if not self._stop.is_set():
+            if not self._stop.is_set() and self._sessions:  # never reached: the report's error is the one line
                 log.info("the relay gives up: %s (%s)", error, why)
         self._end(why)
 
