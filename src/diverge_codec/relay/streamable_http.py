@@ -53,7 +53,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -188,7 +188,8 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
     ``transport``: ``auto`` (the default), ``streamable-http`` or ``sse`` (the older HTTP+SSE, ``http_sse``).
     ``token_command``: a shell command whose output is a bearer token, run at start and again on a 401, at most as
     often as ``remote_auth.TokenSource`` says; every request carries the current token, the DELETE too. ``verify``: an ``ssl.SSLContext`` for https (``remote_auth.tls_context``),
-    or None for the system's CAs (and ``SSL_CERT_FILE``)."""
+    or None for the system's CAs (and ``SSL_CERT_FILE``). ``clock`` and ``sleep``: what every timing rule reads and
+    waits with (``time.monotonic`` and ``asyncio.sleep``; a test's fake ones run a 30 s window in milliseconds)."""
 
     _Refused = _Refused
     _why = staticmethod(_why)
@@ -197,14 +198,19 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
 
     def __init__(self, url: str, writer: ChannelWriter, options: RelayOptions = RelayOptions(),
                  headers: Sequence[tuple[str, str]] = (), *, transport: str = "auto", token_command: str | None = None,
-                 verify: Any = None, http_transport: Any = None) -> None:
+                 verify: Any = None, http_transport: Any = None, clock: Callable[[], float] | None = None,
+                 sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
         super().__init__(writer, options)
+        if clock is not None:  # a test's fake clock and sleep: every timing rule on them (http_reach.Reach)
+            self._clock = clock
+        if sleep is not None:
+            self._sleep = sleep
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}")
         self.url: str = check_url(url)
         self.headers: list[tuple[str, str]] = list(headers)
         self.transport: str = transport
-        self.tokens: TokenSource | None = TokenSource(token_command) if token_command else None
+        self.tokens: TokenSource | None = TokenSource(token_command, clock=self._clock) if token_command else None
         self.verify: Any = verify
         self.http_transport: Any = http_transport
         """A function answering each ``http_client.Request`` instead of the network (a test's scripted server)."""
@@ -274,7 +280,7 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
             if watch is not None and not watch.done():
                 watch.cancel()
         if self._lost_at is not None:
-            self._without_session += time.monotonic() - self._lost_at
+            self._without_session += self._clock() - self._lost_at
         server = self.report.server
         if self.tokens is not None:
             server["token_command_runs"] = self.tokens.runs
@@ -613,7 +619,7 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
         self._awaiting_ready = False
         self._down_since = None
         self._sessions += 1
-        self._session_made = time.monotonic()
+        self._session_made = self._clock()
         self._restarting = False
         if self._lost_at is not None:
             without = self._session_made - self._lost_at
@@ -629,12 +635,12 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
     async def _backoff(self, delay: float) -> bool:
         """Wait ``delay`` before trying the server again (the last try at the window's end), unless the window since
         the loss is spent: then end."""
-        lost_at = self._lost_at if self._lost_at is not None else time.monotonic()
-        left = lost_at + self.options.reconnect_window - time.monotonic()
+        lost_at = self._lost_at if self._lost_at is not None else self._clock()
+        left = lost_at + self.options.reconnect_window - self._clock()
         if left <= 0:
             self._fail(self._error_seen or "the server cannot be reached", "connection lost")
             return False
-        await _first(asyncio.sleep(min(self._backoff_delay(delay), left)), self._stop.wait())
+        await _first(self._sleep(min(self._backoff_delay(delay), left)), self._stop.wait())
         return not self._stop.is_set()
 
     def _session_lost(self, generation: int, why: str | None = None) -> None:
@@ -645,7 +651,7 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
         if self.session.phase is not Phase.READY:  # the handshake itself failed
             self._fail(why or "session gone", "unreachable")
             return
-        now = time.monotonic()
+        now = self._clock()
         self._quick_losses = self._quick_losses + 1 if now - self._session_made < QUICK_END else 0
         if self._quick_losses >= QUICK_LOSSES:
             self._fail("the server forgot each new session at once", "session gone")
