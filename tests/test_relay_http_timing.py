@@ -40,14 +40,18 @@ def now() -> float:
     return asyncio.get_running_loop().time()
 
 
-def timed_relay(handle: Any, **options: Any) -> tuple[dict[str, Any], Waits]:
-    """One relay on virtual time against ``handle``: (its report, the waits it asked for)."""
+def timed_relay(handle: Any, *, to_the_ms: bool = False, **options: Any) -> tuple[dict[str, Any], Waits]:
+    """One relay on virtual time against ``handle``: (its report, the waits it asked for). ``to_the_ms``: the
+    relay's clock reads whole milliseconds, so a rule's boundary (``QUICK_END``) is met exactly, not a few loop
+    ticks past it."""
     waits = Waits()
     settings = {"grace": 0.5, "request_timeout": 5.0, "reconnect_window": 30.0, "duration": 200.0, **options}
 
     async def main() -> dict[str, Any]:
-        driver = HttpRelay(URL, FileWriter(_Kept()), RelayOptions(**settings), http_transport=handle,
-                           clock=asyncio.get_running_loop().time, sleep=waits)
+        loop = asyncio.get_running_loop()
+        clock = (lambda: round(loop.time(), 3)) if to_the_ms else loop.time
+        driver = HttpRelay(URL, FileWriter(_Kept()), RelayOptions(**settings), http_transport=handle, clock=clock,
+                           sleep=waits)
         return (await asyncio.wait_for(driver.run(), 1000)).as_dict()
 
     return run(main), waits
@@ -161,7 +165,7 @@ def test_a_stream_without_retry_is_opened_again_after_the_default_delay():
 @pytest.mark.parametrize(("lasts", "second"), [(0.999, 0.999 + 0.5), (1.0, 1.0 + 0.1)])
 def test_a_stream_that_ends_within_quick_end_counts_as_ending_at_once(lasts, second):
     server = EndingStream(lasts=lasts, retry=0)
-    timed_relay(server.handle, duration=2.0)
+    timed_relay(server.handle, duration=2.0, to_the_ms=True)
     assert moments(server.gets)[:2] == [0, second]
 
 
@@ -315,3 +319,35 @@ def test_a_relay_answered_401_after_a_token_that_served_runs_the_command_at_once
     # refused from the start, is not run again within TOKEN_REFRESH_EVERY (the four calls are all at 0 s)
     assert runs == [0.0, 0.0]
     assert report["server"]["refused"] == 4
+
+
+# --- the stdio era's probe (sans-IO, a driven clock) ----------------------------------------------------------
+
+
+def test_server_discover_is_given_up_at_one_second_exactly_not_a_tick_sooner():
+    from diverge_codec.relay import eras
+    from test_relay_session_eras import messages, session
+
+    relay, clock = session(calls=[("echo", {})])
+    started = clock.now
+    relay.start()
+    assert eras.DISCOVER_TIMEOUT == 1.0 and relay.next_deadline() == started + 1.0
+    clock.now = started + 0.999
+    assert relay.expire() == b""
+    clock.now = started + 1.0
+    assert [m["method"] for m in messages(relay.expire())] == ["initialize"]
+
+
+def test_subscriptions_listen_unacknowledged_lets_the_calls_go_at_one_second_exactly():
+    from diverge_codec.relay import eras
+    from test_relay_session_eras import DISCOVERED, messages, session
+
+    relay, clock = session(calls=[("echo", {})])
+    relay.start()
+    relay.receive(DISCOVERED)
+    listened = clock.now
+    assert eras.LISTEN_ACK_TIMEOUT == 1.0 and relay.next_deadline() == listened + 1.0
+    clock.now = listened + 0.999
+    assert relay.expire() == b""
+    clock.now = listened + 1.0
+    assert [m["method"] for m in messages(relay.expire())] == ["tools/call"]
