@@ -1,7 +1,7 @@
 """Which headers each request of the HTTP relay carries, per destination (issue #45): exactly, names and values
 (the token's too: it is a test's), so no credential reaches a destination it was not meant for.
 
-- the server (``--url``): ``initialize``, the notification after it, calls, answers to the server's requests,
+- the server (``--url``): the ``server/discover`` probe, ``initialize``, the notification after it, calls, answers to the server's requests,
   the GET stream (and its resumption), the DELETE, and a redirect's target within the origin: each the
   operator's ``--header`` values and the token, with the MCP headers of its kind;
 - the RFC 9728 metadata (possibly another origin): ``Accept`` and ``User-Agent``, nothing of the operator's;
@@ -42,6 +42,7 @@ SERVER_SIDE = {"accept-encoding": "gzip, deflate", "x-tenant": "acme", "x-api-ke
                "user-agent": UA}
 """What every request to the server carries: the operator's headers, the token, what the relay can inflate."""
 IN_SESSION = {**SERVER_SIDE, "mcp-session-id": "s-1", "mcp-protocol-version": "2025-11-25"}
+OLD_SERVER = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID"}}'
 POSTED = {**IN_SESSION, "accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
@@ -81,6 +82,8 @@ class Recorder:
             return Response(405)
         if request.method == "DELETE":
             return Response(200)
+        if kind == "server/discover":  # a 2025 server (the TypeScript SDK's words): the relay falls back
+            return Response(400, headers={"content-type": "application/json"}, content=OLD_SERVER)
         if kind == "initialize":
             return Response(200, headers={**SSE, "mcp-session-id": "s-1"}, content=_events(_answer(body["id"], INIT)))
         if kind == "tools/call":
@@ -107,6 +110,9 @@ def _of(server: Recorder, kind: str) -> list[dict[str, str]]:
 def test_each_request_to_the_server_carries_exactly_the_operator_s_headers_the_token_and_those_of_its_kind():
     server = Recorder()
     run_relay(server.handle, calls=[("go", {})])
+    assert _of(server, "server/discover") == [{**SERVER_SIDE, "accept": "application/json, text/event-stream",
+                                               "content-type": "application/json", "mcp-method": "server/discover",
+                                               "mcp-protocol-version": "2026-07-28"}]
     assert _of(server, "initialize") == [{**SERVER_SIDE, "accept": "application/json, text/event-stream",
                                           "content-type": "application/json"}]
     assert _of(server, "notifications/initialized") == [POSTED]
@@ -123,15 +129,15 @@ def test_the_metadata_fetch_carries_nothing_of_the_operator_s_not_the_token_not_
 
     def handle(request: Any) -> Any:
         if request.url == URL:  # the token refused: the challenge names metadata on another origin
-            server.seen.append(("initialize", request.url, sent(request)))
+            server.seen.append(("server", request.url, sent(request)))
             challenge = f'Bearer error="invalid_token", resource_metadata="{METADATA_URL}"'
             return Response(401, headers={"www-authenticate": challenge})
         return server.handle(request)
 
     report = run_relay(handle)
-    assert [(kind, url) for kind, url, _ in server.seen] == [("initialize", URL), ("GET", METADATA_URL)]
+    assert [(kind, url) for kind, url, _ in server.seen] == [("server", URL), ("GET", METADATA_URL)]
     assert server.seen[1][2] == {"accept": "application/json", "user-agent": UA}
-    assert server.seen[0][2]["authorization"] == TOKEN and report["server"]["error"].startswith("HTTP 401 on initialize")
+    assert server.seen[0][2]["authorization"] == TOKEN and report["server"]["error"].startswith("HTTP 401 on server/discover")
 
 
 def test_a_redirect_within_the_origin_sends_the_same_headers_to_its_target():
@@ -144,7 +150,7 @@ def test_a_redirect_within_the_origin_sends_the_same_headers_to_its_target():
             return Response(307, headers={"location": "/moved/mcp"})
         return server.handle(request)
 
-    run_relay(handle, calls=[("go", {})], duration=0.5)
+    run_relay(handle, calls=[("go", {})], duration=0.5, protocol="2025-11-25")
     first_sent, moved = server.seen[0][2], [headers for kind, url, headers in server.seen if kind == "initialize"]
     assert moved == [first_sent] and server.seen[1][1] == target
     assert all(url in (URL, target) for _, url, _ in server.seen)
@@ -160,7 +166,7 @@ def test_a_redirect_to_another_origin_is_never_followed_so_nothing_goes_there(lo
 
     report = run_relay(handle)
     assert [url for _, url, _ in server.seen] == [URL]
-    assert report["server"]["error"] == "HTTP 308 on initialize: redirect to another origin"
+    assert report["server"]["error"] == "HTTP 308 on server/discover: redirect to another origin"
 
 
 # --- on the wire, under the client: proxies and cookies -------------------------------------------------------

@@ -45,7 +45,8 @@ def timed_relay(handle: Any, *, to_the_ms: bool = False, **options: Any) -> tupl
     relay's clock reads whole milliseconds, so a rule's boundary (``QUICK_END``) is met exactly, not a few loop
     ticks past it."""
     waits = Waits()
-    settings = {"grace": 0.5, "request_timeout": 5.0, "reconnect_window": 30.0, "duration": 200.0, **options}
+    settings = {"grace": 0.5, "request_timeout": 5.0, "reconnect_window": 30.0, "duration": 200.0,
+                "protocol": "2025-11-25", **options}  # the 2025 era's drivers (the probe's: test_http_stateless.py)
 
     async def main() -> dict[str, Any]:
         loop = asyncio.get_running_loop()
