@@ -120,6 +120,25 @@ def test_a_429_s_retry_after_shorter_than_the_backoff_does_not_shorten_it():
     assert moments(server.gets) == [0, 3, 6, 9, 13, 20]  # 3, 3, 3, then the backoff's 4 and 8 (cut to 7)
 
 
+def test_an_answer_ends_the_outage_its_retry_after_and_its_window_a_later_outage_counts_afresh():
+    server = Server()
+    gets: list[float] = []
+
+    def handle(request: Any) -> Any:
+        if request.method != "GET":
+            return server.handle(request)
+        gets.append(now())
+        if len(gets) == 1:
+            return Response(503, headers={"retry-after": "5"})
+        if len(gets) == 2:  # back: one event, the stream ends (its wait is the default, not the old Retry-After)
+            return Response(200, headers=SSE, content=_events(_log("back")))
+        return Response(502)  # away again: a window of its own from here
+
+    report, _ = timed_relay(handle, reconnect_window=6.0)
+    assert moments(gets) == [0, 5, 6, 7, 8, 10, 12]  # the second outage: from 6 to 12
+    assert report["server"]["error"] == "HTTP 502 on the event stream"
+
+
 # --- a stream that ends, and a silent one -------------------------------------------------------------------
 
 
