@@ -15,6 +15,9 @@ from typing import Any, TypeVar
 
 TICK = 1e-6
 """Virtual seconds each loop turn takes: far below any rule's step (the tests round to 1 ms)."""
+MAX_TURNS = 10_000
+"""Loop turns a run may take (the busiest test here takes under 100): past it the code under test spins without
+end (a planted bug's busy loop), and the run fails at once instead of at pytest's timeout."""
 
 T = TypeVar("T")
 
@@ -25,10 +28,14 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
     def __init__(self) -> None:
         super().__init__()
         self._now = 0.0
+        self.turns = 0
         real_select = self._selector.select  # type: ignore[attr-defined]
 
         def select(timeout: float | None = None) -> Any:
             events = real_select(0)
+            self.turns += 1
+            if self.turns > MAX_TURNS:
+                raise RuntimeError(f"more than {MAX_TURNS} loop turns: a busy loop")
             self._now += TICK
             if not events and timeout is not None and timeout > 0:
                 self._now += timeout
