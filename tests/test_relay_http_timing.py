@@ -33,7 +33,7 @@ from diverge_codec.relay.http_client import Response  # noqa: E402
 from diverge_codec.relay.streamable_http import HttpRelay  # noqa: E402
 from test_http_driver import SSE, URL, Server, _Kept, _events, _log  # noqa: E402
 from test_relay_auth import Clock, Counted  # noqa: E402
-from virtual_time import Waits, run  # noqa: E402
+from virtual_time import START, Waits, run  # noqa: E402
 
 
 def now() -> float:
@@ -112,6 +112,12 @@ def test_retry_after_is_the_least_wait_even_past_the_cap_and_ends_where_it_would
     # at 24 the next try would be at 36, past the window: the relay ends there instead of waiting in vain
     assert moments(server.gets) == [0, 12, 24] and waits.asked == [12.0, 12.0]
     assert report["server"]["error"] == "HTTP 503 on the event stream"
+
+
+def test_a_retry_after_that_ends_exactly_at_the_window_s_end_is_still_waited_for():
+    server = AwayAfterInitialize(503, {"retry-after": "10"})
+    timed_relay(server.handle, reconnect_window=20.0, to_the_ms=True)
+    assert moments(server.gets) == [0, 10, 20]  # 10 s in and 10 s to wait: the last try at 20, not the end at 10
 
 
 def test_a_429_s_retry_after_shorter_than_the_backoff_does_not_shorten_it():
@@ -321,7 +327,7 @@ def test_a_relay_answered_401_after_a_token_that_served_runs_the_command_at_once
 
     class Tokens(Counted):
         async def _run(self) -> str:
-            runs.append(round(now(), 3))
+            runs.append(round(now() - START, 3))
             return await super()._run()
 
     calls = [("refused", {})] * 4

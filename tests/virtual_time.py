@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 
 TICK = 1e-6
 """Virtual seconds each loop turn takes: far below any rule's step (the tests round to 1 ms)."""
+START = 1000.0
+"""The clock's first reading: not 0, as a monotonic clock is not (a rule adding two moments must show)."""
 MAX_TURNS = 10_000
 """Loop turns a run may take (the busiest test here takes under 100): past it the code under test spins without
 end (a planted bug's busy loop), and the run fails at once instead of at pytest's timeout."""
@@ -27,7 +29,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
 
     def __init__(self) -> None:
         super().__init__()
-        self._now = 0.0
+        self._now = START
         self.turns = 0
         real_select = self._selector.select  # type: ignore[attr-defined]
 
