@@ -289,6 +289,20 @@ def test_a_call_s_stream_resumed_with_a_short_retry_shows_the_doubling():
     assert moments(resumes) == [0, 0.5, 1.5]  # waits 0.1 (the floor over retry 0), then 0.5 and 1.0
 
 
+def test_a_call_answered_202_with_nothing_fails_at_once_not_at_its_timeout():
+    server = Server()
+
+    def handle(request: Any) -> Any:
+        body = json.loads(request.content) if request.content else None
+        if body and body.get("method") == "tools/call":
+            server.record(request)
+            return Response(202)  # accepted, as for a notification: no answer will ever come on it
+        return server.handle(request)
+
+    report, _ = timed_relay(handle, calls=[("go", {})], request_timeout=60.0, until_answered=True)
+    assert report["calls"] == {"sent": 1, "answered": 0, "failed": 1, "timed_out": 0}
+
+
 # --- the token command's rate ---------------------------------------------------------------------------------
 
 
