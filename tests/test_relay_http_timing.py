@@ -29,7 +29,7 @@ from diverge_codec.relay import http_streams, remote_auth
 from diverge_codec.relay.channel import FileWriter, RelayOptions
 
 pytest.importorskip("h11", reason="the HTTP driver needs the [http] extra (h11)")
-from diverge_codec.relay.http_client import Response  # noqa: E402
+from diverge_codec.relay.http_client import ConnectError, Response  # noqa: E402
 from diverge_codec.relay.streamable_http import HttpRelay  # noqa: E402
 from test_http_driver import SSE, URL, Server, _Kept, _events, _log  # noqa: E402
 from test_relay_auth import Clock, Counted  # noqa: E402
@@ -244,6 +244,63 @@ def test_a_lost_session_s_initialize_backs_off_to_the_cap_until_the_window_since
     assert [round(stamp - start, 3) for stamp in initializes] == [0, 0.5, 1.5, 3.5, 7.5, 15.5, 20]
     assert waits.asked == [0.5, 1.0, 2.0, 4.0, 8.0, 4.5]
     assert report["server"]["ended_by"] == "connection lost" and report["server"]["error"] == "HTTP 502 on initialize"
+
+
+def test_a_server_not_reached_at_the_first_initialize_ends_the_relay_at_once_not_after_a_window():
+    def handle(request: Any) -> Any:
+        raise ConnectError("connection refused")
+
+    report, waits = timed_relay(handle, reconnect_window=30.0)
+    assert report["server"]["error"] == "connection refused" and report["server"]["ended_by"] == "unreachable"
+    assert waits.asked == []
+
+
+def test_a_session_lost_after_an_outage_that_ended_counts_its_window_from_the_loss():
+    server = Server()
+    gets: list[float] = []
+    initializes: list[float] = []
+
+    def handle(request: Any) -> Any:
+        body = json.loads(request.content) if request.content else None
+        if body and body.get("method") == "initialize" and server.requests:
+            initializes.append(now())
+            return Response(502)
+        if request.method != "GET":
+            return server.handle(request)
+        gets.append(now())
+        if len(gets) == 1:
+            return Response(502)  # an outage, at 0
+        if len(gets) <= 3:  # back at 1: streams of one event each (a 2xx ends the outage's account)
+            return Response(200, headers=SSE, content=_events(_log(len(gets))))
+        return Response(404)  # at 3 the session is forgotten: the window counts from here, not from 0
+
+    report, _ = timed_relay(handle, reconnect_window=6.0)
+    assert moments(gets) == [0, 1, 2, 3]
+    assert [round(stamp - gets[3], 3) for stamp in initializes] == [0, 0.5, 1.5, 3.5, 6]
+    assert report["server"]["error"] == "HTTP 502 on initialize"
+
+
+@pytest.mark.parametrize(("kept", "sessions"), [(0.999, 3), (1.0, 4)])
+def test_a_server_that_forgets_each_session_within_quick_end_three_times_ends_the_relay(kept, sessions):
+    server = Server()
+    made: list[float] = []
+
+    def handle(request: Any) -> Any:
+        body = json.loads(request.content) if request.content else None
+        if body and body.get("method") == "initialize":
+            made.append(now())
+            server.session = f"s-{len(made)}"
+        if request.method == "GET":
+            async def forgotten_after_a_while() -> Any:  # the session's stream answered 404 ``kept`` s after it was made
+                await asyncio.sleep(kept)
+                return Response(404)
+            return forgotten_after_a_while()
+        return server.handle(request)
+
+    report, _ = timed_relay(handle, to_the_ms=True, duration=4.5)
+    assert len(made) >= sessions
+    quick = report["server"].get("error") == "the server forgot each new session at once"
+    assert quick is (kept < 1.0)
 
 
 # --- a call's stream resumed ---------------------------------------------------------------------------------
