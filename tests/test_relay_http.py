@@ -122,7 +122,8 @@ def test_every_notification_is_the_server_s_bytes_less_jsonrpc(odd_server, pure)
 @pytest.mark.parametrize("odd_server", ["refuse"], indirect=True)
 def test_a_refused_initialize_is_the_error_frame_and_exit_1(odd_server):
     url, _ = odd_server
-    status, out, report = _relay(url, "--header", "Authorization: Bearer SECRET-TOKEN")
+    # the 2025 era forced: this pins initialize's refusal (auto's probe is refused the same way, "on server/discover")
+    status, out, report = _relay(url, "--protocol", "2025-11-25", "--header", "Authorization: Bearer SECRET-TOKEN")
     notifications, error, state = channel(out)
     assert status == 1 and notifications == [] and error is not None and error.code == -32000
     assert state is State.ENDED_WITH_ERROR and report["unreachable"] is True
@@ -167,6 +168,8 @@ def test_a_stream_without_ids_that_breaks_off_is_counted_and_its_call_times_out(
     (["--url", "http:///mcp"], "--url must be an http:// or https:// URL with a host"),
     (["--url", "http://h/mcp", "--header", "no colon"], "--header must be 'Name: value'"),
     (["--url", "http://h/mcp", "--", "cat"], "relay takes --url or a command after '--', not both"),
+    (["--url", "http://h/mcp", "--transport", "sse", "--protocol", "2026-07-28"],
+     "--protocol 2026-07-28: --transport sse speaks the 2025 era alone"),
     (["--header", "A: b", "--", "cat"], "--header, --transport, --token-command, --cacert, --cert and --key are for --url"),
 ])
 def test_bad_usage_is_one_line_and_exit_2(args, message):
@@ -226,7 +229,8 @@ def mcp_v2_http():
 
 
 def test_an_mcp_2x_streamable_http_server_relayed_until_answered(mcp_v2_http):
-    status, out, report = _relay(mcp_v2_http, "--request", 'logging/setLevel={"level":"debug"}', "--call", "emit_all",
+    # the 2025 era forced: mcp 2.x is dual-era (auto reaches 2026-07-28: test_relay_http_eras.py); this pins its 2025 session
+    status, out, report = _relay(mcp_v2_http, "--protocol", "2025-11-25", "--request", 'logging/setLevel={"level":"debug"}', "--call", "emit_all",
                                  "--until-answered", "--grace", "2", timeout=120)
     notifications, error, state = channel(out)
     # mcp 2.x's server lacks logging/setLevel (-32601): a request asked for failed, exit 3
