@@ -223,7 +223,8 @@ def test_a_stream_silent_for_the_limit_is_dropped_then_and_opened_again_after_it
 # --- a lost session's new initialize ------------------------------------------------------------------------
 
 
-def test_a_lost_session_s_initialize_backs_off_to_the_cap_until_the_window_since_the_loss():
+@pytest.mark.parametrize("away", ["HTTP 502", "connection refused"])
+def test_a_lost_session_s_initialize_backs_off_to_the_cap_until_the_window_since_the_loss(away):
     server = Server()
     initializes: list[float] = []
     lost: list[float] = []
@@ -233,6 +234,8 @@ def test_a_lost_session_s_initialize_backs_off_to_the_cap_until_the_window_since
         if body and body.get("method") == "initialize" and server.requests:
             initializes.append(now())
             server.record(request)
+            if away == "connection refused":
+                raise ConnectError(away)
             return Response(502, headers={"content-type": "text/html"}, content=b"<p>away")
         if request.method == "GET":
             lost.append(now())
@@ -243,7 +246,8 @@ def test_a_lost_session_s_initialize_backs_off_to_the_cap_until_the_window_since
     start = lost[0]
     assert [round(stamp - start, 3) for stamp in initializes] == [0, 0.5, 1.5, 3.5, 7.5, 15.5, 20]
     assert waits.asked == [0.5, 1.0, 2.0, 4.0, 8.0, 4.5]
-    assert report["server"]["ended_by"] == "connection lost" and report["server"]["error"] == "HTTP 502 on initialize"
+    error = "HTTP 502 on initialize" if away == "HTTP 502" else away
+    assert report["server"]["ended_by"] == "connection lost" and report["server"]["error"] == error
 
 
 def test_a_server_not_reached_at_the_first_initialize_ends_the_relay_at_once_not_after_a_window():
