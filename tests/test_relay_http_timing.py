@@ -452,3 +452,24 @@ def test_subscriptions_listen_unacknowledged_lets_the_calls_go_at_one_second_exa
     assert relay.expire() == b""
     clock.now = listened + 1.0
     assert [m["method"] for m in messages(relay.expire())] == ["tools/call"]
+
+
+def test_when_run_returns_every_task_it_started_has_ended():
+    server = Server()
+
+    def handle(request: Any) -> Any:
+        if request.method == "GET":  # a stream that never ends: its reader is cancelled at the end, and awaited
+            async def forever() -> Any:
+                yield b": open\n\n"
+                await asyncio.Event().wait()
+                yield b""
+            return Response(200, headers=SSE, content=forever())
+        return server.handle(request)
+
+    async def main() -> list[asyncio.Task[Any]]:
+        options = RelayOptions(grace=0.5, request_timeout=5.0, duration=3.0, protocol="2025-11-25")
+        driver = HttpRelay(URL, FileWriter(_Kept()), options, http_transport=handle)
+        await driver.run()
+        return [task for task in driver._tasks if not task.done()]  # a task's end takes it out of the set
+
+    assert run(main) == []
