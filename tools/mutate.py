@@ -86,10 +86,6 @@ WITH_LOOPBACK = frozenset({"tests/test_http_client.py"})
 """Oracles run whole, though declared slow: servers on loopback in the test's own process, about a second."""
 
 EQUIVALENT: dict[str, str] = {
-    "src/diverge_codec/relay/http_streams.py: if not self._unreachable_now(error or \"the server cannot be reached\","
-    " wait): :: drop operand 2 of Or@45":
-        "_get_events gives a reason with every status None (the status's words or the client's error's): the fallback"
-        " is never read",
     "src/diverge_codec/relay/outbox.py: if not self._count or (self._oversized and self.queued_bytes < self._oversized):"
     "  # it was taken :: drop operand 1 of And@31":
         "queued_bytes is never below 0: with _oversized 0 both read false, otherwise both read the comparison",
