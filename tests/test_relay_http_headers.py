@@ -124,6 +124,18 @@ def test_each_request_to_the_server_carries_exactly_the_operator_s_headers_the_t
     assert {url for _, url, _ in server.seen} == {URL}
 
 
+@pytest.mark.parametrize(("status", "ended_by"), [(200, "session deleted"), (405, "closed")])
+def test_the_delete_says_the_session_deleted_only_where_the_server_did(status, ended_by):
+    server = Recorder()
+
+    def handle(request: Any) -> Any:
+        answer = server.handle(request)
+        return Response(status) if request.method == "DELETE" else answer
+
+    report = run_relay(handle, duration=0.3)
+    assert report["server"]["ended_by"] == ended_by and len(_of(server, "DELETE")) == 1
+
+
 def test_the_metadata_fetch_carries_nothing_of_the_operator_s_not_the_token_not_a_header():
     server = Recorder()
 
