@@ -49,7 +49,9 @@ STREAM = ["tests/test_stream.py", "tests/test_stream_records.py", "tests/test_st
 SEQUENCE = ["tests/test_sequence.py", "tests/test_sequence_edges.py", "tests/test_proxy.py", "tests/test_contract.py",
             "tests/test_reentrancy.py"]
 HTTP_CLIENT = ["tests/test_http_client_pool.py", "tests/test_http_client.py", "tests/test_http_driver.py"]
-HTTP_DRIVER = ["tests/test_http_driver_field.py", "tests/test_http_driver.py"]
+HTTP_DRIVER = ["tests/test_relay_http_timing.py", "tests/test_relay_http_headers.py", "tests/test_http_driver_field.py",
+               "tests/test_http_driver.py", "tests/test_http_stateless.py"]
+REMOTE_AUTH = ["tests/test_relay_auth.py", "tests/test_relay_http_timing.py", "tests/test_relay_http_headers.py"]
 ORACLES: dict[str, list[str]] = {
     f"{PKG}/relay/session.py": SANS_IO_RELAY,
     f"{PKG}/relay/outbox.py": SANS_IO_RELAY,
@@ -61,6 +63,11 @@ ORACLES: dict[str, list[str]] = {
     f"{PKG}/relay/http_reach.py": HTTP_DRIVER,
     f"{PKG}/relay/channel.py": SANS_IO_RELAY,
     f"{PKG}/relay/leftovers.py": ["tests/test_leftovers_proc.py", "tests/test_leftovers.py"],
+    f"{PKG}/relay/http_streams.py": HTTP_DRIVER,
+    f"{PKG}/relay/streamable_http.py": HTTP_DRIVER,
+    f"{PKG}/relay/http_driver.py": HTTP_DRIVER,
+    f"{PKG}/relay/http_requests.py": HTTP_DRIVER,
+    f"{PKG}/relay/remote_auth.py": REMOTE_AUTH,
     f"{PKG}/_mcp_notifications_py.py": PURE_CODEC,
     f"{PKG}/_tools_begin_py.py": TOOLS_BEGIN,
     f"{PKG}/_stream_py.py": STREAM,

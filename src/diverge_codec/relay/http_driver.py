@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from .channel import ChannelRelay, ChannelWriter, RelayOptions, _first
@@ -38,7 +38,8 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
     ``transport``: ``auto`` (the default), ``streamable-http`` or ``sse`` (the older HTTP+SSE, ``http_sse``).
     ``token_command``: a shell command whose output is a bearer token, run at start and again on a 401, at most as
     often as ``remote_auth.TokenSource`` says; every request carries the current token, the DELETE too. ``verify``: an ``ssl.SSLContext`` for https (``remote_auth.tls_context``),
-    or None for the system's CAs (and ``SSL_CERT_FILE``)."""
+    or None for the system's CAs (and ``SSL_CERT_FILE``). ``clock`` and ``sleep``: what every timing rule reads and
+    waits with (``time.monotonic`` and ``asyncio.sleep``; a test's fake ones run a 30 s window in milliseconds)."""
 
     _Refused = Refused
     _why = staticmethod(why)
@@ -49,14 +50,19 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
 
     def __init__(self, url: str, writer: ChannelWriter, options: RelayOptions = RelayOptions(),
                  headers: Sequence[tuple[str, str]] = (), *, transport: str = "auto", token_command: str | None = None,
-                 verify: Any = None, http_transport: Any = None) -> None:
+                 verify: Any = None, http_transport: Any = None, clock: Callable[[], float] | None = None,
+                 sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
         super().__init__(writer, options)
+        if clock is not None:  # a test's fake clock and sleep: every timing rule on them (http_reach.Reach)
+            self._clock = clock
+        if sleep is not None:
+            self._sleep = sleep
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}")
         self.url: str = check_url(url)
         self.headers: list[tuple[str, str]] = list(headers)
         self.transport: str = transport
-        self.tokens: TokenSource | None = TokenSource(token_command) if token_command else None
+        self.tokens: TokenSource | None = TokenSource(token_command, clock=self._clock) if token_command else None
         self.verify: Any = verify
         self.http_transport: Any = http_transport
         """A function answering each ``http_client.Request`` instead of the network (a test's scripted server)."""
@@ -126,7 +132,7 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
             if watch is not None and not watch.done():
                 watch.cancel()
         if self._lost_at is not None:
-            self._without_session += time.monotonic() - self._lost_at
+            self._without_session += self._clock() - self._lost_at
         server = self.report.server
         if self.tokens is not None:
             server["token_command_runs"] = self.tokens.runs
@@ -290,7 +296,7 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
         self._awaiting_ready = False
         self._down_since = None
         self._sessions += 1
-        self._session_made = time.monotonic()
+        self._session_made = self._clock()
         self._restarting = False
         if self._lost_at is not None:
             without = self._session_made - self._lost_at
@@ -305,12 +311,12 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
     async def _backoff(self, delay: float) -> bool:
         """Wait ``delay`` before trying the server again (the last try at the window's end), unless the window since
         the loss is spent: then end."""
-        lost_at = self._lost_at if self._lost_at is not None else time.monotonic()
-        left = lost_at + self.options.reconnect_window - time.monotonic()
+        lost_at = self._lost_at if self._lost_at is not None else self._clock()
+        left = lost_at + self.options.reconnect_window - self._clock()
         if left <= 0:
             self._fail(self._error_seen or "the server cannot be reached", "connection lost")
             return False
-        await _first(asyncio.sleep(min(self._backoff_delay(delay), left)), self._stop.wait())
+        await _first(self._sleep(min(self._backoff_delay(delay), left)), self._stop.wait())
         return not self._stop.is_set()
 
     def _session_lost(self, generation: int, why: str | None = None) -> None:
@@ -321,7 +327,7 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
         if self.session.phase is not Phase.READY:  # the handshake itself failed
             self._fail(why or "session gone", "unreachable")
             return
-        now = time.monotonic()
+        now = self._clock()
         self._quick_losses = self._quick_losses + 1 if now - self._session_made < QUICK_END else 0
         if self._quick_losses >= QUICK_LOSSES:
             self._fail("the server forgot each new session at once", "session gone")

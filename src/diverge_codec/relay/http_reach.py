@@ -15,8 +15,10 @@ of ``http_driver.HttpDriver``, which holds the options and the report.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -67,11 +69,15 @@ class Reach:
     """The server's last ``Retry-After``: the least wait before the next try."""
     _error_seen: str | None = None
     """Why the server could not be reached, the last time it could not."""
+    _clock: Callable[[], float] = staticmethod(time.monotonic)
+    """The clock every timing rule reads (the outage, the window, a stream's age): a test gives a fake one."""
+    _sleep: Callable[[float], Awaitable[None]] = staticmethod(asyncio.sleep)
+    """The wait before each try again (backoff, ``Retry-After``, a stream's ``retry``): a test records them."""
 
     def _unreachable_now(self: Any, why: str, wait: float | None = None) -> bool:
         """The server cannot be reached (``why`` names the status or the error): True while the relay goes on
         trying, False once ``reconnect_window`` is spent since the first failure (then it has ended)."""
-        now = time.monotonic()
+        now = self._clock()
         self._error_seen = why
         self._wait_at_least = wait or 0.0
         window = self.options.reconnect_window
@@ -88,7 +94,7 @@ class Reach:
         """A response that is no outage's: the server is reached (again)."""
         if self._down_since is not None:
             log.info("the server answers again (HTTP %d), %.1f s after it could first not be reached",
-                     status, time.monotonic() - self._down_since)
+                     status, self._clock() - self._down_since)
             self._outage_began, self._down_since = self._down_since, None
         elif status < 300:
             self._outage_began = None
@@ -99,6 +105,6 @@ class Reach:
         the server is away, never past the window's end (the last try is made there)."""
         delay = max(delay, self._wait_at_least)
         if self._down_since is not None:
-            left = self._down_since + self.options.reconnect_window - time.monotonic()
+            left = self._down_since + self.options.reconnect_window - self._clock()
             delay = min(delay, max(left, 0.0))
         return delay

@@ -141,7 +141,7 @@ class StatelessHttp(HttpDriver):
     async def _relisten(self) -> None:
         """Open the listen stream again after a growing wait."""
         self._listen_delay = min(max(self._listen_delay * 2, RETRY_FLOOR * 5), BACKOFF_CAP)
-        await _first(asyncio.sleep(self._backoff_delay(self._listen_delay)), self._stop.wait())
+        await _first(self._sleep(self._backoff_delay(self._listen_delay)), self._stop.wait())
         if not self._stop.is_set():
             log.info("the listen stream broke off: opened again as a new request (nothing is replayed)")
             super()._send(self.session.relisten())

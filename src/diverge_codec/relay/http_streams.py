@@ -12,7 +12,6 @@ dropped without a word, and opened again from its last event id.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -167,7 +166,7 @@ class Streams:
         for _ in range(RECONNECT_ATTEMPTS):
             if not parser.last_event_id:
                 break
-            await _first(asyncio.sleep(self._stream_delay(parser, delay)), self._stop.wait())
+            await _first(self._sleep(self._stream_delay(parser, delay)), self._stop.wait())
             if self._stop.is_set() or generation != self._generation:
                 return
             self._reconnects += 1
@@ -202,12 +201,12 @@ class Streams:
         first, delay = True, 0.0
         while not self._stop.is_set() and generation == self._generation:
             if not first:
-                await _first(asyncio.sleep(self._backoff_delay(self._stream_delay(parser, delay))), self._stop.wait())
+                await _first(self._sleep(self._backoff_delay(self._stream_delay(parser, delay))), self._stop.wait())
                 if self._stop.is_set() or generation != self._generation:
                     return
                 self._reconnects += 1
             first = False
-            opened = time.monotonic()
+            opened = self._clock()
             relayed_before = self.report.seen
             status, error, wait = await self._get_events(parser, generation, self.options.stream_timeout)
             if generation != self._generation:
@@ -221,7 +220,7 @@ class Streams:
             if status >= 300:
                 self._get_stream = "none (405)" if status == 405 else f"refused (HTTP {status})"
                 return
-            quick = time.monotonic() - opened < QUICK_END and self.report.seen == relayed_before
+            quick = self._clock() - opened < QUICK_END and self.report.seen == relayed_before
             delay = min(max(delay * 2, RETRY_FLOOR * 5), BACKOFF_CAP) if quick else 0.0
 
     async def _get_events(self: Any, parser: EventParser, generation: int,

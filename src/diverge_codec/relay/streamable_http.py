@@ -54,7 +54,7 @@ pieces, the events parsed by ``eventstream``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from .._json import dumps
@@ -177,16 +177,18 @@ class HttpRelay(StreamableHttp):
     ``server/discover``; a revision forces its era. ``token_command``: a shell command whose output is a bearer
     token, run at start and again on a 401, at most as often as ``remote_auth.TokenSource`` says; every request
     carries the current token, the DELETE too. ``verify``: an ``ssl.SSLContext`` for https
-    (``remote_auth.tls_context``), or None for the system's CAs (and ``SSL_CERT_FILE``)."""
+    (``remote_auth.tls_context``), or None for the system's CAs (and ``SSL_CERT_FILE``). ``clock`` and ``sleep``:
+    what every timing rule reads and waits with (a test's fake ones: ``HttpDriver``)."""
 
     def __init__(self, url: str, writer: ChannelWriter, options: RelayOptions = RelayOptions(),
                  headers: Sequence[tuple[str, str]] = (), *, transport: str = "auto", token_command: str | None = None,
-                 verify: Any = None, http_transport: Any = None) -> None:
+                 verify: Any = None, http_transport: Any = None, clock: Callable[[], float] | None = None,
+                 sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
         if transport == "sse" and options.protocol not in ("auto", *LEGACY_VERSIONS):
             raise ValueError("transport sse speaks the 2025 era alone: --protocol auto or a 2025 revision")
         self.ERAS = transport != "sse"
         super().__init__(url, writer, options, headers, transport=transport, token_command=token_command,
-                         verify=verify, http_transport=http_transport)
+                         verify=verify, http_transport=http_transport, clock=clock, sleep=sleep)
         modern = [StatelessHttp] if self.session.protocol is not None else []
         legacy = [StreamableHttp] if transport != "sse" else []
         self._then = [*modern, *legacy, *([HttpSse] if transport != "streamable-http" else [])]
