@@ -155,6 +155,7 @@ SLOW_FILES = (
     "test_relay_http_infra.py",  # the relay behind nginx and haproxy, past a forgetful middlebox
     "test_relay_token_command.py",
     "test_relay_eras_peers.py",
+    "test_relay_api.py", "test_relay_fleet.py", "test_examples_embedding.py",
 )
 """Files every test of which starts a process (the CLI, a relay, a type checker) or a server."""
 PROCESSES = {

@@ -1,5 +1,8 @@
 """The relay: an MCP server's notifications onto a mcp-notifications channel.
 
+The front door for a program is ``api.Relay``: ``async with Relay(Command([...]) or Remote(url), options)``,
+then ``async for`` its frames, ``await relay.answer(label)``, ``relay.report`` (docs/embedding.md).
+
 One sans-IO session, several transport drivers side by side over it:
 
 - ``outbox``: ``relay_frame`` (a server message to a channel payload) and the ``Outbox``
@@ -34,12 +37,14 @@ from typing import TYPE_CHECKING, Any
 logging.getLogger(__name__).addHandler(logging.NullHandler())  # the library logs; only an application says where
 
 __all__ = [
+    "Answer", "Command", "FrameSink", "Relay", "RelayEnded", "Remote",
     "ChannelRelay", "ChannelWriter", "EventParser", "FileWriter", "HttpRelay", "MAX_RECORD_BYTES", "Outbox", "PipeWriter",
     "RelayOptions", "RelayReport", "RelaySession", "RelayUnsupported", "ServerRelay", "UNREACHABLE_CODE", "exit_status",
     "notification_json", "open_writer", "relay", "relay_frame", "unreachable_frame",
 ]
 
 _HOMES = {
+    "Answer": "api", "Command": "api", "Relay": "api", "RelayEnded": "api", "Remote": "api", "FrameSink": "channel",
     "MAX_RECORD_BYTES": "outbox", "UNREACHABLE_CODE": "outbox", "Outbox": "outbox", "notification_json": "outbox",
     "relay_frame": "outbox", "unreachable_frame": "outbox",
     "RelayReport": "session", "RelaySession": "session",
@@ -51,6 +56,8 @@ _HOMES = {
 }
 
 if TYPE_CHECKING:
+    from .api import Answer, Command, Relay, RelayEnded, Remote
+    from .channel import FrameSink
     from .channel import ChannelRelay, ChannelWriter, FileWriter, PipeWriter, RelayOptions, exit_status, open_writer
     from .eventstream import EventParser
     from .outbox import MAX_RECORD_BYTES, UNREACHABLE_CODE, Outbox, notification_json, relay_frame, unreachable_frame
