@@ -158,3 +158,86 @@ def test_a_streamable_http_server_s_frames_and_answer_in_a_program(bytes_server)
     assert answer.message is not None and "result" in answer.message
     report = relay.report.as_dict()
     assert report["dropped"]["invalid"] == 1 and report["server"]["ended_by"] == "session deleted"
+
+
+@pytest.fixture
+def private_ca():
+    trustme = pytest.importorskip("trustme", reason="the TLS tests make their CA with trustme (the test extra)")
+    return trustme.CA()
+
+
+@pytest.fixture
+def bearer_https(tmp_path, private_ca):
+    """``http_servers.py bearer:4`` over https with a certificate of ``private_ca``: tok-1 serves four requests."""
+    pytest.importorskip("h11")
+    pem = tmp_path / "server.pem"
+    private_ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(pem))
+    process = subprocess.Popen([sys.executable, str(HERE / "http_servers.py"), "bearer:4"], stdout=subprocess.PIPE,
+                               env={**os.environ, "TLS_CERT": str(pem), "TLS_KEY": str(pem), "SENT_LOG": str(tmp_path / "log")})
+    assert process.stdout is not None
+    yield f"https://127.0.0.1:{int(process.stdout.readline())}/mcp"
+    process.kill()
+    process.wait()
+
+
+def _dead_port() -> int:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("environment", [False, True])
+def test_a_token_provider_and_a_private_ca_with_the_environment_unread(bearer_https, private_ca, monkeypatch, environment):
+    import ssl
+
+    from diverge_codec.relay import NetworkPolicy
+
+    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{_dead_port()}")  # nothing listens there
+    monkeypatch.setenv("SSL_CERT_FILE", "/nonexistent/ca.pem")
+    context = ssl.create_default_context()
+    private_ca.configure_trust(context)
+    asked = []
+
+    async def token() -> str:
+        asked.append(1)
+        return f"tok-{len(asked)}"
+
+    async def main():
+        options = RelayOptions(calls=[(f"t{i}", {}) for i in range(6)], until_answered=True, grace=1,
+                               reconnect_window=1)
+        remote = Remote(bearer_https, token=token, network=NetworkPolicy(ssl_context=context, environment=environment))
+        async with Relay(remote, options) as relay:
+            frames = [frame async for frame in relay]
+        return relay.report.as_dict(), frames
+    report, frames = asyncio.run(asyncio.wait_for(main(), 60))
+    if environment:  # the dead proxy read from the environment: never reached
+        assert report["unreachable"] is True and report["server"]["proxy"] is True
+        return
+    assert report["calls"] == {"sent": 6, "answered": 6, "failed": 0, "timed_out": 0}
+    assert len(asked) == 2 and report["server"]["token_command_runs"] == 2 and report["server"]["proxy"] is False
+    assert int(report["server"]["statuses"]["401"]) >= 1
+    assert "tok-" not in repr(report)
+
+
+@pytest.mark.parametrize(("given", "words"), [
+    (RuntimeError("SECRET-IN-TEXT"), "the token provider failed (RuntimeError)"),
+    ("not a token\n\n", "the token provider gave no bearer token (a str of token characters)"),
+    (b"tok-1", "the token provider gave no bearer token (a str of token characters)"),
+])
+def test_a_token_provider_s_failure_is_said_by_its_type_alone(given, words):
+    from diverge_codec.relay.remote_auth import CredentialError, TokenSource
+
+    async def provider():
+        if isinstance(given, Exception):
+            raise given
+        return given
+
+    async def main():
+        source = TokenSource(provider=provider)
+        with pytest.raises(CredentialError) as caught:
+            await source.refresh(0)
+        return caught.value
+    error = asyncio.run(main())
+    assert str(error) == words and error.__context__ is None and error.__cause__ is None
+    assert "SECRET" not in repr(error.args)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 logging.getLogger(__name__).addHandler(logging.NullHandler())  # the library logs; only an application says where
 
 __all__ = [
-    "Answer", "Command", "FrameSink", "Relay", "RelayEnded", "Remote",
+    "Answer", "Command", "FrameSink", "NetworkPolicy", "Relay", "RelayEnded", "Remote", "TokenProvider",
     "ChannelRelay", "ChannelWriter", "EventParser", "FileWriter", "HttpRelay", "MAX_RECORD_BYTES", "Outbox", "PipeWriter",
     "RelayOptions", "RelayReport", "RelaySession", "RelayUnsupported", "ServerRelay", "UNREACHABLE_CODE", "exit_status",
     "notification_json", "open_writer", "relay", "relay_frame", "unreachable_frame",
@@ -45,6 +45,7 @@ __all__ = [
 
 _HOMES = {
     "Answer": "api", "Command": "api", "Relay": "api", "RelayEnded": "api", "Remote": "api", "FrameSink": "channel",
+    "NetworkPolicy": "network", "TokenProvider": "network",
     "MAX_RECORD_BYTES": "outbox", "UNREACHABLE_CODE": "outbox", "Outbox": "outbox", "notification_json": "outbox",
     "relay_frame": "outbox", "unreachable_frame": "outbox",
     "RelayReport": "session", "RelaySession": "session",
@@ -58,6 +59,7 @@ _HOMES = {
 if TYPE_CHECKING:
     from .api import Answer, Command, Relay, RelayEnded, Remote
     from .channel import FrameSink
+    from .network import NetworkPolicy, TokenProvider
     from .channel import ChannelRelay, ChannelWriter, FileWriter, PipeWriter, RelayOptions, exit_status, open_writer
     from .eventstream import EventParser
     from .outbox import MAX_RECORD_BYTES, UNREACHABLE_CODE, Outbox, notification_json, relay_frame, unreachable_frame

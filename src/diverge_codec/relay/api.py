@@ -201,4 +201,5 @@ def _driver(server: Server, sink: FrameSink, options: RelayOptions) -> ChannelRe
         return ServerRelay(list(server.argv), sink, dataclasses.replace(options, env=env, cwd=server.cwd or options.cwd))
     from .streamable_http import HttpRelay
 
-    return HttpRelay(server.url, sink, options, server.headers, transport=server.transport)
+    return HttpRelay(server.url, sink, options, server.headers, transport=server.transport, token=server.token,
+                     network=server.network)

@@ -62,6 +62,7 @@ from .eventstream import EventParser, RecentIds
 from .channel import ChannelRelay, ChannelWriter, RelayOptions, _first
 from .http_reach import Reach, log, path_of, retry_after, unreachable_status
 from .http_sse import LegacySse
+from .network import NetworkPolicy, TokenProvider
 from .http_streams import BACKOFF_CAP, QUICK_END, RETRY_FLOOR, Streams
 from .remote_auth import CredentialError, TokenSource, describe_challenge, log as _auth_log, parse_challenge
 from .session import Phase, RelayReport
@@ -187,7 +188,9 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
 
     ``transport``: ``auto`` (the default), ``streamable-http`` or ``sse`` (the older HTTP+SSE, ``http_sse``).
     ``token_command``: a shell command whose output is a bearer token, run at start and again on a 401, at most as
-    often as ``remote_auth.TokenSource`` says; every request carries the current token, the DELETE too. ``verify``: an ``ssl.SSLContext`` for https (``remote_auth.tls_context``),
+    often as ``remote_auth.TokenSource`` says (``token``: a program's own async callable instead, ``network.TokenProvider``);
+    every request carries the current token, the DELETE too. ``network``: the proxy and TLS policy (``network.NetworkPolicy``;
+    None: the environment's, as the CLI). ``verify``: an ``ssl.SSLContext`` for https (``remote_auth.tls_context``),
     or None for the system's CAs (and ``SSL_CERT_FILE``)."""
 
     _Refused = _Refused
@@ -197,17 +200,19 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
 
     def __init__(self, url: str, writer: ChannelWriter, options: RelayOptions = RelayOptions(),
                  headers: Sequence[tuple[str, str]] = (), *, transport: str = "auto", token_command: str | None = None,
-                 verify: Any = None, http_transport: Any = None) -> None:
+                 verify: Any = None, token: TokenProvider | None = None, network: NetworkPolicy | None = None) -> None:
         super().__init__(writer, options)
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}")
         self.url: str = check_url(url)
         self.headers: list[tuple[str, str]] = list(headers)
         self.transport: str = transport
-        self.tokens: TokenSource | None = TokenSource(token_command) if token_command else None
-        self.verify: Any = verify
-        self.http_transport: Any = http_transport
-        """A function answering each ``http_client.Request`` instead of the network (a test's scripted server)."""
+        self.tokens: TokenSource | None = (TokenSource(token_command) if token_command
+                                           else TokenSource(provider=token) if token is not None else None)
+        self.network: NetworkPolicy = network or NetworkPolicy()
+        self.verify: Any = verify if verify is not None or not self.url.startswith("https:") else self.network.tls()
+        self._client_options: dict[str, Any] = {"proxy": self.network.proxy_for}
+        """What every ``http_client.HttpClient`` of the relay is made with (a test adds its scripted ``backend``)."""
         self.report.server = {"transport": "sse" if transport == "sse" else "streamable-http", "started": False}
         self._calls_as_json = 0
         self._settling = False
@@ -250,11 +255,11 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
         watch = self._watch_channel()
         timer = loop.call_later(self.options.duration, self.shutdown, "duration") if self.options.duration else None
         headers = [("Accept-Encoding", ACCEPT_ENCODING), *self.headers]
-        self.report.server["proxy"] = http.proxy_for(self.url) is not None
+        self.report.server["proxy"] = self.network.proxy_for(self.url) is not None
         try:
             async with http.HttpClient(headers=headers, verify=self.verify, connect_timeout=CONNECT_TIMEOUT,
                                        write_timeout=CONNECT_TIMEOUT, max_connections=MAX_POSTS + 8,
-                                       transport=self.http_transport) as client:
+                                       **self._client_options) as client:
                 self._client = client
                 start = self.session.start()
                 self._spawn(self._sse_session(start) if self.transport == "sse" else self._begin(start))
@@ -475,7 +480,7 @@ class HttpRelay(Streams, LegacySse, Reach, ChannelRelay):
     async def _metadata_body(self, url: str) -> bytes | None:
         verify = self._client.verify if self._client is not None else self.verify  # the CAs loaded already, if any
         async with self._http.HttpClient(verify=verify, connect_timeout=METADATA_TIMEOUT,
-                                         write_timeout=METADATA_TIMEOUT, transport=self.http_transport) as bare:
+                                         write_timeout=METADATA_TIMEOUT, **self._client_options) as bare:
             async with bare.stream("GET", url, {"Accept": "application/json"}) as response:
                 if response.status_code != 200:
                     return None
