@@ -33,7 +33,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
 from .. import mcp_notifications
-from .channel import ChannelRelay, FrameSink, RelayOptions
+from .channel import ChannelRelay, ChannelWriter, FrameSink, RelayOptions
 from .session import RelayReport
 
 if TYPE_CHECKING:
@@ -83,15 +83,19 @@ class Relay:
     """One server relayed inside the program: ``async with``, then ``async for`` its frames (see the module)."""
 
     def __init__(self, server: Server, options: RelayOptions = RelayOptions(), *, payloads: bool = False,
-                 on_answer: Callable[[Answer], None] | None = None) -> None:
+                 on_answer: Callable[[Answer], None] | None = None, channel: ChannelWriter | None = None) -> None:
         if not isinstance(server, (Command, Remote)):
             raise TypeError("server must be a Command or a Remote")
         self.server: Server = server
         self.options: RelayOptions = options
         self.payloads: bool = payloads
+        self.channel: ChannelWriter | None = channel
+        """Where the mcp-notifications channel goes as stream records (``channel.open_writer``), instead of frames
+        to iterate: the CLI's way, and a proxy's that forwards the channel as it is. Closed at the end."""
         self.answers: list[Answer] = []
         """Every answer so far, in the order they came."""
-        self._on_answer = on_answer
+        self.on_answer: Callable[[Answer], None] | None = on_answer
+        """Called with each answer as it comes (set before the block is entered)."""
         self._waiting: dict[str, list[asyncio.Future[Answer]]] = {}
         self._taken: dict[str, int] = {}  # answers per label handed out by ``answer``
         self._sink: FrameSink | None = None
@@ -106,6 +110,11 @@ class Relay:
         return self._driver
 
     @property
+    def dropped(self) -> int:
+        """Notifications dropped so far, for a live count (the report counts the outbox's drops only at the end)."""
+        return sum(self.report.dropped.values()) + self.driver.session.outbox.dropped
+
+    @property
     def report(self) -> RelayReport:
         """The report, as the CLI prints it (``as_dict``); final once the block is left."""
         return self.driver.report
@@ -113,10 +122,11 @@ class Relay:
     async def __aenter__(self) -> Relay:
         if self._task is not None:
             raise RuntimeError("a Relay runs once")
-        self._sink = FrameSink()
-        self._driver = _driver(self.server, self._sink, self.options)
+        if self.channel is None:
+            self._sink = FrameSink()
+        self._driver = _driver(self.server, self.channel or self._sink, self.options)
         self._driver.session.on_answer = self._answered
-        self._task = asyncio.create_task(self._run(self._driver, self._sink))
+        self._task = asyncio.create_task(self._run(self._driver))
         return self
 
     async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
@@ -149,7 +159,7 @@ class Relay:
         frame for a server never reached), or its payload bytes with ``payloads=True``; ends with the relay."""
         sink = self._sink
         if sink is None:
-            raise RuntimeError("the relay is not started: use it in 'async with'")
+            raise RuntimeError("no frames: the relay is not started, or writes a channel")
         while (payload := await sink.get()) is not None:
             yield payload if self.payloads else mcp_notifications.decode(payload)
 
@@ -177,14 +187,15 @@ class Relay:
                 self._taken[label] = self._taken.get(label, 0) + 1
                 future.set_result(answer)
                 break
-        if self._on_answer is not None:
-            self._on_answer(answer)
+        if self.on_answer is not None:
+            self.on_answer(answer)
 
-    async def _run(self, driver: ChannelRelay, sink: FrameSink) -> RelayReport:
+    async def _run(self, driver: ChannelRelay) -> RelayReport:
         try:
             return await driver.run()
         finally:
-            sink.close()
+            if self._sink is not None:
+                self._sink.close()
             for label, waiters in self._waiting.items():
                 for future in waiters:
                     if not future.done():
@@ -192,7 +203,7 @@ class Relay:
             self._waiting.clear()
 
 
-def _driver(server: Server, sink: FrameSink, options: RelayOptions) -> ChannelRelay:
+def _driver(server: Server, sink: ChannelWriter, options: RelayOptions) -> ChannelRelay:
     """The transport's driver for ``server``, writing into ``sink``."""
     if isinstance(server, Command):
         from .stdio import ServerRelay

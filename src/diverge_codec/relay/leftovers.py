@@ -34,7 +34,7 @@ import sys
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["MARK", "become_subreaper", "end_children", "end_leftovers", "ended", "reap", "started", "stopped"]
+__all__ = ["MARK", "become_subreaper", "end_adopted", "end_children", "end_leftovers", "ended", "reap", "started", "stopped"]
 
 MARK = "DIVERGE_CODEC_RELAY"
 """The environment variable that marks every process a relayed server starts."""
@@ -358,3 +358,11 @@ def _kill(pid: int, kill: Callable[[int, int], None]) -> None:
         kill(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+async def end_adopted() -> int:
+    """At a subreaper's end, once its relays ended: every child still there is an orphan it adopted that no mark
+    found (a server's own children were ended with it). Each is killed and reaped: how many."""
+    adopted = end_children()
+    await reap(adopted)
+    return len(adopted)

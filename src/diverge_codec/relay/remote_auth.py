@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["TokenSource", "describe_challenge", "expand_header", "parse_challenge", "tls_context", "usable_token"]
+__all__ = ["CommandToken", "TokenSource", "describe_challenge", "expand_header", "parse_challenge", "tls_context", "usable_token"]
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 TOKEN_COMMAND_TIMEOUT = 30.0
@@ -78,6 +78,20 @@ def usable_token(text: bytes) -> str | None:
     return match.group(1).decode("ascii") if match is not None else None
 
 
+class CommandToken:
+    """``--token-command`` as a token provider (``api.Remote.token``): the shell command run as ``TokenSource``
+    runs it (its own timeout, its process group ended, its failure said in ``--token-command``'s words)."""
+
+    def __init__(self, command: str) -> None:
+        self.command: str = command
+
+    def __repr__(self) -> str:
+        return "CommandToken(...)"  # a command line may hold a secret
+
+    async def __call__(self) -> str:
+        return await TokenSource(self.command)._run()
+
+
 class TokenSource:
     """``--token-command``: a shell command whose standard output is a bearer token.
 
@@ -89,6 +103,8 @@ class TokenSource:
     def __init__(self, command: str | None = None, *, provider: Callable[[], Awaitable[str]] | None = None,
                  timeout: float = TOKEN_COMMAND_TIMEOUT, every: float = TOKEN_REFRESH_EVERY,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        if isinstance(provider, CommandToken):
+            command, provider = provider.command, None
         if (command is None) == (provider is None):
             raise ValueError("a TokenSource has a command or a provider, one of them")
         self.command: str | None = command
