@@ -24,7 +24,7 @@ def _relay_imports(tree: ast.AST) -> list[tuple[str, str]]:
         if isinstance(node, ast.ImportFrom) and node.level == 2 and (node.module or "").startswith("relay"):
             found += [(node.module or "", alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 2 and node.module is None:
-            found += [("", alias.name) for alias in node.names if alias.name == "relay"]
+            found += [("", alias.asname or alias.name) for alias in node.names if alias.name == "relay"]
         elif isinstance(node, ast.Import) and any(alias.name.startswith("diverge_codec.relay") for alias in node.names):
             found += [(alias.name, "*") for alias in node.names]
     return found

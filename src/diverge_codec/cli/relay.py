@@ -196,6 +196,8 @@ def _keep_freed_memory() -> None:
 
 def cmd_relay(args: argparse.Namespace) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if args.config is not None or args.out_dir is not None or args.server:
+        return _fleet(args, command)
     remote = None
     if args.url is not None:
         remote = _http_target(args, command)
@@ -224,6 +226,23 @@ def cmd_relay(args: argparse.Namespace) -> int:
     except relay.RelayUnsupported as error:
         raise UsageError(str(error)) from None
     return watch.finish(report, status)
+
+
+def _fleet(args: argparse.Namespace, command: list[str]) -> int:
+    """``--config FILE --out-dir DIR [--server NAME ...]``: every server of the config in this process (``_fleet``)."""
+    if args.config is None or args.out_dir is None:
+        raise UsageError("--config and --out-dir go together (--server names servers of --config)")
+    alone = {"a command": command, "--url": args.url, "--out": args.out, "--header": args.header, "--answers": args.answers,
+             "--token-command": args.token_command, "--cacert": args.cacert, "--cert": args.cert, "--key": args.key}
+    given = [name for name, value in alone.items() if value]
+    if given:
+        raise UsageError(f"--config takes its servers from the file: {given[0]} is for one server")
+    if sys.platform == "win32":
+        raise UsageError("relay --config runs MCP servers on POSIX systems only (Linux, macOS)")
+    from ._fleet import cmd_fleet
+
+    _driver(tls=True)
+    return cmd_fleet(args, _options(args))
 
 
 EPILOG = f"""\
@@ -285,6 +304,12 @@ def register(commands: Any) -> None:
     relay.add_argument("--cert", metavar="FILE", help="--url https: present this client certificate (PEM; mTLS)")
     relay.add_argument("--key", metavar="FILE", help="--url https: the client certificate's private key (PEM), if not in --cert")
     relay.add_argument("--out", metavar="FILE", help="write the channel here instead of stdout")
+    relay.add_argument("--config", metavar="FILE",
+                       help="relay every server of this mcpServers JSON (Claude Desktop, Cursor, VS Code) in one "
+                            "process, each channel to --out-dir DIR/KEY.bin; a summary line per server on stderr")
+    relay.add_argument("--out-dir", metavar="DIR", help="--config: the folder of the channels, one file per server")
+    relay.add_argument("--server", action="append", default=[], metavar="NAME",
+                       help="--config: relay only this server of the config (repeatable)")
     relay.add_argument("--call", action="append", default=[], metavar="NAME=JSON",
                        help="call tool NAME with these arguments after the handshake (repeatable)")
     relay.add_argument("--request", action="append", default=[], metavar="METHOD=JSON",

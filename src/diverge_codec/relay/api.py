@@ -110,6 +110,11 @@ class Relay:
         return self._driver
 
     @property
+    def running(self) -> bool:
+        """Entered and not yet ended."""
+        return self._task is not None and not self._task.done()
+
+    @property
     def dropped(self) -> int:
         """Notifications dropped so far, for a live count (the report counts the outbox's drops only at the end)."""
         return sum(self.report.dropped.values()) + self.driver.session.outbox.dropped
