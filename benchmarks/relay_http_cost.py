@@ -4,8 +4,9 @@
 
 A Streamable HTTP server (``tests/http_servers.py flood:COUNT:SIZE``) streams COUNT log notifications of
 ~185 B and of ~1.1 KB on one call's stream, each event with an id as the SDKs write them. Each relay
-(``diverge-codec relay --url``, and ``NAIVE``: about 30 lines a user might write) POSTs ``initialize``
-and the call, parses the events, checks each message and writes each notification as a channel
+(``diverge-codec relay --url`` in the 2025 era, the same in the 2026-07-28 era against
+``flood-modern`` (``server/discover``, the listen stream, the call: the same stream of events), and ``NAIVE``:
+about 30 lines a user might write) POSTs ``initialize`` and the call, parses the events, checks each message and writes each notification as a channel
 record to /dev/null. Its CPU (user + system, by ``wait4``) less the same relay's against COUNT 0 (its
 start-up and handshake), over COUNT, is the CPU a notification; runs interleaved, medians of
 ``--rounds``, the load average printed. Start-up over HTTP: the relay's CPU against COUNT 0 less
@@ -19,12 +20,14 @@ machine, so both are shown.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
 import statistics
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,22 +83,16 @@ def instructions(command: list[str]) -> int:
 
 
 def count_instructions(count: int) -> None:
-    """Instructions a notification, relay and naive, at ~185 B and ~1.1 KB events (one run each)."""
+    """Instructions a notification, each relay and naive, at ~185 B and ~1.1 KB events (one run each)."""
     if shutil.which("valgrind") is None:
         raise SystemExit("--instructions needs valgrind")
-    idle, idle_url = serve("flood:0")
-    try:
+    with servers("flood:0", "flood-modern:0") as idle:
         for size in (185, 1100):
-            server, url = serve(f"flood:{count}:{size}")
-            try:
-                per = {name: (instructions(command) - instructions(relays(idle_url)[name])) / count
-                       for name, command in relays(url).items()}
-            finally:
-                server.kill()
-            print(f"~{size} B events: relay {per['relay']:,.0f}, naive {per['naive']:,.0f} instructions a notification: "
-                  f"{per['relay'] / per['naive']:.2f}x")
-    finally:
-        idle.kill()
+            with servers(f"flood:{count}:{size}", f"flood-modern:{count}:{size}") as urls:
+                per = {name: (instructions(command) - instructions(relays(*idle)[name])) / count
+                       for name, command in relays(*urls).items()}
+            print(f"~{size} B events: " + ", ".join(f"{name} {value:,.0f}" for name, value in per.items())
+                  + " instructions a notification")
 
 
 def serve(mode: str) -> tuple[subprocess.Popen[bytes], str]:
@@ -104,9 +101,23 @@ def serve(mode: str) -> tuple[subprocess.Popen[bytes], str]:
     return process, f"http://127.0.0.1:{int(process.stdout.readline())}/mcp"
 
 
-def relays(url: str) -> dict[str, list[str]]:
-    return {"relay": [sys.executable, "-m", "diverge_codec", "relay", "--url", url, "--call", "go", "--until-answered",
-                      "--grace", "1", "--out", "/dev/null"],
+@contextlib.contextmanager
+def servers(*modes: str) -> Iterator[list[str]]:
+    """The servers of ``modes`` running: their URLs; killed after."""
+    started = [serve(mode) for mode in modes]
+    try:
+        yield [url for _, url in started]
+    finally:
+        for process, _ in started:
+            process.kill()
+
+
+def relays(url: str, modern_url: str) -> dict[str, list[str]]:
+    """The relay in each era (the 2025 server's URL, the 2026-07-28 one's), and the naive relay (2025)."""
+    relay = [sys.executable, "-m", "diverge_codec", "relay", "--call", "go", "--until-answered", "--grace", "1",
+             "--out", "/dev/null"]
+    return {"relay 2025-11-25": [*relay, "--url", url, "--protocol", "2025-11-25"],
+            "relay 2026-07-28": [*relay, "--url", modern_url, "--protocol", "2026-07-28"],
             "naive": [sys.executable, "-c", NAIVE, url]}
 
 
@@ -122,31 +133,25 @@ def main() -> None:
         return
     print(f"load average {os.getloadavg()[0]:.2f}; Python {sys.version.split()[0]}; {args.count} notifications, "
           f"median of {args.rounds} rounds (runs interleaved)")
-    idle, idle_url = serve("flood:0")
-    try:
+    with servers("flood:0", "flood-modern:0") as idle:
         bare = statistics.median(cpu([sys.executable, "-c", "pass"]) for _ in range(args.rounds))
         for size in (185, 1100):
-            server, url = serve(f"flood:{args.count}:{size}")
-            try:
-                spent: dict[str, list[float]] = {"relay": [], "naive": []}
-                fixed: dict[str, list[float]] = {"relay": [], "naive": []}
+            with servers(f"flood:{args.count}:{size}", f"flood-modern:{args.count}:{size}") as urls:
+                spent: dict[str, list[float]] = {name: [] for name in relays(*urls)}
+                fixed: dict[str, list[float]] = {name: [] for name in relays(*urls)}
                 for _ in range(args.rounds):
-                    for name, command in relays(url).items():
+                    for name, command in relays(*urls).items():
                         spent[name].append(cpu(command))
-                    for name, command in relays(idle_url).items():
+                    for name, command in relays(*idle).items():
                         fixed[name].append(cpu(command))
-            finally:
-                server.kill()
             per = {name: (statistics.median(spent[name]) - statistics.median(fixed[name])) / args.count * 1e6
                    for name in spent}
-            print(f"~{size} B events: relay {per['relay']:.2f} us, naive {per['naive']:.2f} us a notification: "
-                  f"{per['relay'] / per['naive']:.2f}x")
-        startup = statistics.median(fixed["relay"]) - bare
-        print(f"start-up over HTTP (handshake included): {startup * 1000:.0f} ms of CPU beyond the interpreter "
-              f"({bare * 1000:.0f} ms)")
-    finally:
-        idle.kill()
-
+            print(f"~{size} B events: " + ", ".join(f"{name} {value:.2f} us" for name, value in per.items())
+                  + f" a notification; the relay {per['relay 2025-11-25'] / per['naive']:.2f}x naive")
+        for name in ("relay 2025-11-25", "relay 2026-07-28"):
+            startup = statistics.median(fixed[name]) - bare
+            print(f"{name} start-up over HTTP (handshake or probe included): {startup * 1000:.0f} ms of CPU beyond "
+                  f"the interpreter ({bare * 1000:.0f} ms)")
 
 if __name__ == "__main__":
     main()

@@ -109,7 +109,7 @@ async def forgetful_middlebox(upstream: tuple[str, int], idle: float) -> AsyncIt
 async def relay_run(url: str, verify: Any = None, **options: Any) -> tuple[dict[str, Any], list[Any], int]:
     """One relay in this loop: (its report, the channel's notifications' data, its exit status)."""
     out = _Kept()
-    settings = {"grace": 0.5, "request_timeout": 30.0, **options}
+    settings = {"grace": 0.5, "request_timeout": 30.0, "protocol": "2025-11-25", **options}
     relay = HttpRelay(url, FileWriter(out), RelayOptions(**settings), verify=verify)
     report = await relay.run()
     checker = McpNotificationsChecker()

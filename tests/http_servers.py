@@ -13,7 +13,9 @@ per line, latin-1 of the bytes), so a test compares the channel with the exact b
   ``Last-Event-ID`` resumes it with the rest and the answer. GET without it: 405.
 - ``drop-no-ids``: the same stream without event ids (it cannot be resumed).
 - ``flood:COUNT[:SIZE]``: a call's stream carries COUNT log notifications of about SIZE bytes each, with
-  event ids as the SDKs send them (not logged), then the answer.
+  event ids as the SDKs send them (not logged), then the answer. ``flood-modern:COUNT[:SIZE]``: the same
+  call stream from a 2026-07-28 server (stateless: ``server/discover`` answered, the listen stream
+  acknowledged and ended).
 
 Hostile and restarting ones (the relay must stay bounded, end in bounded time, start new sessions):
 
@@ -166,6 +168,8 @@ async def _post(writer: asyncio.StreamWriter, headers: dict[str, str], body: byt
         return await _respond(writer, 307, {"Location": target})
     if MODE == "hang":
         await asyncio.sleep(3600)
+    if MODE.startswith("flood-modern"):
+        return await _modern(writer, method, request_id)
     if method == "initialize":
         session = STATE["session"] if MODE != "bad-session-id" else "s\u00e9ssion"
         head = {**SSE, "Mcp-Session-Id": session}
@@ -210,15 +214,7 @@ async def _post(writer: asyncio.StreamWriter, headers: dict[str, str], body: byt
         await asyncio.sleep(float(MODE.partition(":")[2]))
         return await _respond(writer, 200, SSE, chunks=[_event(answer)])
     if MODE.startswith("flood"):
-        _, _, spec = MODE.partition(":")
-        count_text, _, size_text = spec.partition(":")
-        count = int(count_text or 1000)
-        line = b'{"method":"notifications/message","params":{"level":"info","data":"%d' + b"x" * max(
-            0, int(size_text or 0) - 96) + b'"},"jsonrpc":"2.0"}'
-        chunks = [b"".join(b"id: %d\ndata: " % index + line % index + b"\n\n"
-                           for index in range(start, min(start + 1000, count)))
-                  for start in range(0, count, 1000)]
-        return await _respond(writer, 200, SSE, chunks=[*chunks, _event(answer)])
+        return await _flood(writer, answer)
     if MODE == "bytes":
         events = [_event(data) for data in ODD]
         events[1] = b": a comment\r\n" + events[1].replace(b"\n", b"\r\n")
@@ -232,6 +228,33 @@ async def _post(writer: asyncio.StreamWriter, headers: dict[str, str], body: byt
 
 
 DROPPED: dict[str, bytes] = {}
+DISCOVERED = {"supportedVersions": ["2026-07-28"], "capabilities": {"logging": {}}, "serverInfo": {"name": "odd", "version": "0"}}
+
+
+async def _flood(writer: asyncio.StreamWriter, answer: bytes) -> None:
+    """``flood:COUNT[:SIZE]``'s call stream: COUNT log notifications of about SIZE bytes, then the answer."""
+    _, _, spec = MODE.partition(":")
+    count_text, _, size_text = spec.partition(":")
+    count = int(count_text or 1000)
+    line = b'{"method":"notifications/message","params":{"level":"info","data":"%d' + b"x" * max(
+        0, int(size_text or 0) - 96) + b'"},"jsonrpc":"2.0"}'
+    chunks = [b"".join(b"id: %d\ndata: " % index + line % index + b"\n\n"
+                       for index in range(start, min(start + 1000, count)))
+              for start in range(0, count, 1000)]
+    return await _respond(writer, 200, SSE, chunks=[*chunks, _event(answer)])
+
+
+async def _modern(writer: asyncio.StreamWriter, method: str, request_id: object) -> None:
+    """``flood-modern``: the 2026-07-28 binding, stateless: discover answered, the listen stream acknowledged and
+    ended, a call's stream flooded as ``flood``'s."""
+    if method == "server/discover":
+        return await _respond(writer, 200, {"Content-Type": "application/json"}, _result(request_id, DISCOVERED))
+    if method == "subscriptions/listen":
+        ack = b'{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{}}'
+        return await _respond(writer, 200, SSE, chunks=[_event(ack), _event(_result(request_id, {}))])
+    if method == "tools/call":
+        return await _flood(writer, _result(request_id, {"content": []}))
+    return await _respond(writer, 200, {"Content-Type": "application/json"}, _result(request_id, {}))
 
 
 async def _get(writer: asyncio.StreamWriter, headers: dict[str, str], path: str = "/mcp") -> None:

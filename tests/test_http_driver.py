@@ -91,7 +91,8 @@ def relay(server: Server | Any, *args: Any, pure: bool = False, **options: Any) 
     """Run one relay against ``server`` in this process: (the report, the channel's notifications)."""
     out = _Kept()
     handler = server.handle if isinstance(server, Server) else server
-    settings = {"grace": 0.5, "request_timeout": 5.0, "reconnect_window": 3.0, **options}
+    settings = {"grace": 0.5, "request_timeout": 5.0, "reconnect_window": 3.0, "protocol": "2025-11-25", **options}
+    # the 2025 era forced: these scripted servers speak it alone (the probe first is pinned in test_http_stateless.py)
     if pure:
         from diverge_codec import _mcp_notifications_py
         settings["frame"] = _mcp_notifications_py.splice_notification

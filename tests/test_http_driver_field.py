@@ -492,7 +492,7 @@ def test_each_exchange_is_a_debug_line_with_no_header_value_token_cookie_or_quer
     from test_http_driver import _Kept
 
     driver = HttpRelay("http://mcp.test/mcp?key=QUERY-SECRET", FileWriter(_Kept()),
-                       RelayOptions(calls=[("go", {})], until_answered=True, grace=0.5),
+                       RelayOptions(calls=[("go", {})], until_answered=True, grace=0.5, protocol="2025-11-25"),
                        [("Authorization", "Bearer TOKEN-SECRET")])
     driver._client_options["transport"] = handle
     with caplog.at_level(logging.DEBUG, logger="diverge_codec.relay"):

@@ -219,7 +219,7 @@ def _streamed(text: str) -> Any:
 
 def _relay_with_tokens(server: Server, **options: Any) -> dict[str, Any]:
     """The relay with ``--token-command`` (a ``Counted`` one) against ``server``: the report."""
-    driver = streamable_http.HttpRelay(URL, FileWriter(io.BytesIO()), RelayOptions(grace=0.5, request_timeout=5.0, **options),
+    driver = streamable_http.HttpRelay(URL, FileWriter(io.BytesIO()), RelayOptions(grace=0.5, request_timeout=5.0, **{"protocol": "2025-11-25", **options}),
                                        token_command="unused")
     driver._client_options["transport"] = server.handle
     driver.tokens = Counted("unused")

@@ -122,7 +122,8 @@ def test_every_notification_is_the_server_s_bytes_less_jsonrpc(odd_server, pure)
 @pytest.mark.parametrize("odd_server", ["refuse"], indirect=True)
 def test_a_refused_initialize_is_the_error_frame_and_exit_1(odd_server):
     url, _ = odd_server
-    status, out, report = _relay(url, "--header", "Authorization: Bearer SECRET-TOKEN")
+    # the 2025 era forced: this pins initialize's refusal (auto's probe is refused the same way, "on server/discover")
+    status, out, report = _relay(url, "--protocol", "2025-11-25", "--header", "Authorization: Bearer SECRET-TOKEN")
     notifications, error, state = channel(out)
     assert status == 1 and notifications == [] and error is not None and error.code == -32000
     assert state is State.ENDED_WITH_ERROR and report["unreachable"] is True
@@ -226,7 +227,8 @@ def mcp_v2_http():
 
 
 def test_an_mcp_2x_streamable_http_server_relayed_until_answered(mcp_v2_http):
-    status, out, report = _relay(mcp_v2_http, "--request", 'logging/setLevel={"level":"debug"}', "--call", "emit_all",
+    # the 2025 era forced: mcp 2.x is dual-era (auto reaches 2026-07-28: test_relay_http_eras.py); this pins its 2025 session
+    status, out, report = _relay(mcp_v2_http, "--protocol", "2025-11-25", "--request", 'logging/setLevel={"level":"debug"}', "--call", "emit_all",
                                  "--until-answered", "--grace", "2", timeout=120)
     notifications, error, state = channel(out)
     # mcp 2.x's server lacks logging/setLevel (-32601): a request asked for failed, exit 3

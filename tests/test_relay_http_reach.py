@@ -162,8 +162,8 @@ def test_a_token_command_is_run_again_when_the_token_expires_mid_session(odd_ser
 @pytest.mark.parametrize("odd_server", ["bearer:1000"], indirect=True)
 def test_a_401_says_what_authorization_the_server_wants(odd_server):
     url, _ = odd_server
-    status, out, report = _relay(url, "--header", "Authorization: Bearer wrong-SECRET", "--grace", "1")
-    assert status == 1 and channel(out)[2] is State.ENDED_WITH_ERROR
+    status, out, report = _relay(url, "--protocol", "2025-11-25", "--header", "Authorization: Bearer wrong-SECRET", "--grace", "1")
+    assert status == 1 and channel(out)[2] is State.ENDED_WITH_ERROR  # initialize's refusal (2025 forced)
     assert report["server"]["error"] == ("HTTP 401 on initialize: the token was refused (Bearer); "
                                          "get a token from https://auth.example.com")
     authorization = report["server"]["authorization"]

@@ -244,3 +244,28 @@ def test_a_driver_of_the_2025_era_alone_still_offers_a_2025_revision_forced_and_
     for protocol, offered in (("2025-06-18", "2025-06-18"), ("auto", "2025-11-25")):
         start = messages(ChannelRelay(None, RelayOptions(protocol=protocol)).session.start())[0]  # type: ignore[arg-type]
         assert start["method"] == "initialize" and start["params"]["protocolVersion"] == offered
+
+
+def test_a_probe_the_transport_refused_falls_back_to_the_handshake_under_auto_alone():
+    relay, _ = session()
+    relay.start()
+    sent = messages(relay.not_modern("HTTP 404"))
+    assert [message["method"] for message in sent] == ["initialize"] and relay.report.discover == "HTTP 404"
+    assert DISCOVER_ID not in relay.pending and relay.not_modern("HTTP 404") == b""  # once: the handshake decides
+    forced, _ = session(protocol="2026-07-28")
+    forced.start()
+    assert forced.not_modern("HTTP 405") == b"" and forced.phase is Phase.FAILED and forced.shutdown_reason == "handshake failed"
+
+
+def test_the_listen_stream_reopened_is_a_new_request_with_the_same_filter_and_the_calls_not_held_again():
+    relay, _ = session(calls=[("echo", {})], requests=[SUBSCRIBE])
+    relay.start()
+    first = messages(relay.receive(DISCOVERED))[0]
+    calls = messages(relay.receive(ACK))
+    assert relay.phase is Phase.READY and [message["method"] for message in calls] == ["tools/call"]
+    again = messages(relay.relisten())
+    assert [message["method"] for message in again] == ["subscriptions/listen"] and again[0]["id"] != first["id"]
+    assert again[0]["params"] == first["params"] and relay.listen_id == again[0]["id"] and first["id"] not in relay.pending
+    assert relay.phase is Phase.READY and relay.report.listen == "acknowledged" and relay.report.listen_reopened == 1
+    assert relay.report.as_dict()["server"]["listen_reopened"] == 1
+    assert relay.next_deadline() == relay.pending[calls[0]["id"]][1]  # the call's own deadline: no acknowledgement awaited

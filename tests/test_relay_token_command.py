@@ -167,7 +167,7 @@ def test_a_token_command_that_fails_is_said_in_its_own_words_once():
 def test_a_64_kb_challenge_ends_the_relay_within_its_request_timeout(server):
     url, _ = server
     started = time.monotonic()
-    done = subprocess.run([*RELAY, "--url", url, "--request-timeout", "5", "--out", os.devnull],
+    done = subprocess.run([*RELAY, "--url", url, "--protocol", "2025-11-25", "--request-timeout", "5", "--out", os.devnull],
                           capture_output=True, text=True, timeout=60)
     elapsed = time.monotonic() - started
     report = _report(done.stderr)

@@ -145,8 +145,8 @@ def _http_target(args: argparse.Namespace, command: list[str]) -> Remote:
 
     if command:
         raise UsageError("relay takes --url or a command after '--', not both")
-    if args.protocol in MODERN_VERSIONS:
-        raise UsageError(f"--protocol {args.protocol}: --url speaks the 2025 era for now (a command's server speaks both)")
+    if args.protocol in MODERN_VERSIONS and args.transport == "sse":
+        raise UsageError(f"--protocol {args.protocol}: --transport sse speaks the 2025 era alone")
     tls_options = (args.cacert, args.cert, args.key)
     try:
         headers = [parse_header(text) for text in args.header]
@@ -337,7 +337,7 @@ def register(commands: Any) -> None:
     relay.add_argument("--protocol", default="auto", choices=PROTOCOLS, metavar="auto|REVISION",
                        help="the MCP era: auto (default) probes with server/discover and falls back to initialize "
                             f"(no answer within {DISCOVER_TIMEOUT:g} s, or any answer that is not modern); a revision "
-                            "forces it: one of %(choices)s (a command's server; --url speaks the 2025 era)")
+                            "forces it: one of %(choices)s (over --url, a modern POST first, then the 2025 handshake)")
     relay.add_argument("--server-log-level", choices=SERVER_LOG_LEVELS, metavar="LEVEL",
                        help="the server's log messages from this level up: asked on each request on the 2026-07-28 "
                             "era (debug unless given), sent as logging/setLevel first on the 2025 era (only when given)")

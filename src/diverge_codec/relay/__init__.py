@@ -13,8 +13,10 @@ One sans-IO session, several transport drivers side by side over it:
 - ``eventstream``: server-sent events as bytes (the HTTP transports' bodies), no I/O;
 - ``channel``: what every driver shares (the channel's writers, ``RelayOptions``, the pump);
 - ``stdio``: ``ServerRelay``, a server run as a child process;
-- ``streamable_http``: ``HttpRelay``, a remote server over Streamable HTTP (the ``[http]`` extra), and
-  ``http_sse`` beside it, the older HTTP+SSE, with ``http_streams`` (bodies and streams read),
+- ``streamable_http``: ``HttpRelay``, a remote server over HTTP (the ``[http]`` extra), the entry that
+  finds what it speaks: ``http_stateless`` (MCP 2026-07-28), ``streamable_http``'s ``StreamableHttp`` (the
+  2025 era) or ``http_sse`` (the older HTTP+SSE), drivers over ``http_driver``, with ``http_requests``
+  (one request made), ``http_common``, ``http_streams`` (bodies and streams read),
   ``http_reach`` (whether the server can be reached) and ``http_body`` (content codings), all on
   ``http_client`` (HTTP/1.1 by h11 on asyncio);
 - ``leftovers``: what a stdio server leaves behind, found and ended;

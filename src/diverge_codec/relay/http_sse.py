@@ -9,7 +9,7 @@ stream's end is the session's: the relay makes a new one (a new GET, ``initializ
 same backoff and window as a lost Streamable HTTP session; a gateway's 502-504 (or 429 with ``Retry-After``)
 on that GET means the server cannot be reached yet: tried again within the window, then named.
 
-A mixin of ``streamable_http.HttpRelay``, which holds the client, the bodies' bounds and the report.
+A driver over ``http_driver.HttpDriver``, which holds the client, the bodies' bounds and the report.
 """
 
 from __future__ import annotations
@@ -17,22 +17,26 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urljoin
 
+from .http_driver import HttpDriver
 from .http_reach import retry_after, unreachable_status
+from .http_streams import BACKOFF_CAP, RETRY_FLOOR
 from .session import Phase
 
 ENDPOINT_BYTES = 2048
 """The longest ``endpoint`` event's data (a path and a session id)."""
 
 
-class LegacySse:
-    """The HTTP+SSE transport's session and posts, on top of the host driver's machinery."""
+class HttpSse(HttpDriver):
+    """The HTTP+SSE transport: one GET stream a session, every message POSTed to the endpoint it names."""
 
+    TRANSPORT = "sse"
     _endpoint: str | None = None
-    _error_seen: str | None = None
 
-    async def _sse_session(self: Any, initialize: bytes) -> None:
+    async def _begin(self, message: bytes) -> None:
+        await self._sse_session(message)
+
+    async def _sse_session(self, initialize: bytes) -> None:
         """GET the stream; POST ``initialize`` to the endpoint it names; relay the stream until it ends."""
-        self.report.server["transport"] = "sse"
         self._endpoint = None
         generation = self._generation
         first = self._sessions == 0
@@ -76,7 +80,7 @@ class LegacySse:
             elif first:
                 self._fail(self._error_seen or "the SSE stream ended before the handshake", "unreachable")
 
-    def _find_endpoint(self: Any, parser: Any, initialize: bytes, generation: int) -> None:
+    def _find_endpoint(self, parser: Any, initialize: bytes, generation: int) -> None:
         for kind, data in parser.named:
             if kind != b"endpoint":
                 continue
@@ -91,6 +95,24 @@ class LegacySse:
             break
         parser.named.clear()
 
-    async def _sse_answered(self: Any, response: Any, request_id: object) -> None:
+    async def _new_session(self, initialize: bytes) -> None:
+        """A new HTTP+SSE session, with the same backoff and window as a Streamable HTTP one."""
+        delay = RETRY_FLOOR * 5
+        generation = self._generation
+        while not self._stop.is_set() and generation == self._generation and self._awaiting_ready:
+            if not await self._backoff(delay):
+                return
+            await self._sse_session(initialize)
+            delay = min(delay * 2, BACKOFF_CAP)
+
+    def _post_target(self) -> str | None:
+        return self._endpoint
+
+    async def _read_posted(self, response: Any, request_id: object, generation: int, what: str) -> None:
         """A POST's answer on this transport: 2xx with nothing to read (the answer comes on the stream)."""
         await self._read_reason(response, count=False)
+
+    async def _session_forgotten(self, response: Any) -> bool:
+        """A 404 for the endpoint: the session is in its URL."""
+        await self._read_reason(response)
+        return response.status_code == 404 and self._endpoint is not None

@@ -131,6 +131,8 @@ class RelayReport:
     listen: str | None = None
     """The ``subscriptions/listen`` stream: ``acknowledged``, ``unacknowledged``, ``ended by the server``, ``refused``;
     None: not opened (the 2025 era)."""
+    listen_reopened: int = 0
+    """Times the listen stream was opened again after it broke (HTTP: a new request, no event replayed)."""
     unreachable: bool = False
     """The channel carried the one Error frame: the server ended before anything was relayed
     and before a usable ``initialize`` answer."""
@@ -166,7 +168,7 @@ class RelayReport:
         if self.discover is None and self.versions_offered is None:
             return {}
         era = {"discover": self.discover, "versions_offered": self.versions_offered, "listen": self.listen}
-        return {**era, "input_required": self.input_required}
+        return {**era, "listen_reopened": self.listen_reopened, "input_required": self.input_required}
 
 
 class RelaySession:
@@ -329,6 +331,36 @@ class RelaySession:
         self.pending[self._initialize_id] = ("initialize", float("inf"))
         self._restarted = True
         return self.start()
+
+    def not_modern(self, found: str) -> bytes:
+        """The probe was refused by the transport, not answered as MCP (an HTTP 404, 405, a body that is no
+        JSON-RPC error): the handshake (``auto``, its bytes returned), else no shared era. ``found`` names why."""
+        if self.ended or self.phase is not Phase.DISCOVERING:
+            return b""
+        self.pending.pop(DISCOVER_ID, None)
+        if self.protocol != "auto":
+            self._fail_era(found)
+            return b""
+        return self._fall_back(None, found)
+
+    @property
+    def listen_id(self) -> int | None:
+        """The id of the ``subscriptions/listen`` request in flight, if any."""
+        return self._listen_id if self._listen_id in self.pending else None
+
+    def relisten(self) -> bytes:
+        """The listen stream broke off: the request that opens it again (a new id, the same filter), counted
+        ``listen_reopened``; the calls are not held back for its acknowledgement a second time."""
+        listen_id = self.listen_id
+        if self.ended or listen_id is None:
+            return b""
+        del self.pending[listen_id]
+        ready, said = self.phase is Phase.READY, self.report.listen
+        message = self._listen()
+        if ready:
+            self.phase, self._ack_deadline, self.report.listen = Phase.READY, float("inf"), said
+        self.report.listen_reopened += 1
+        return message
 
     def label(self, request_id: object) -> str:
         """A pending request's label (``tools/call NAME``, or its method), "" for any other id."""
