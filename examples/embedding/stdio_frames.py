@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from collections.abc import Mapping
 
 from diverge_codec.mcp_notifications import Notification
 from diverge_codec.relay import Command, Relay, RelayOptions
@@ -24,7 +25,7 @@ async def main(command: list[str], call: str | None) -> int:
                 continue
             notification = frame.notification  # a read-only mapping: method, params
             params = notification.get("params")
-            progress = params.get("progress") if hasattr(params, "get") else None
+            progress = params.get("progress") if isinstance(params, Mapping) else None
             print(notification["method"], "" if progress is None else f"progress={progress}")
         if call:
             answer = await relay.answer(f"tools/call {call}")

@@ -69,10 +69,11 @@ def _server(key: str, entry: Any) -> Command | Remote:
         raise UsageError(f"{where}: its key is no safe file name (letters, digits, '_', '.', '-'; at most 100)")
     if not isinstance(entry, dict):
         raise UsageError(f"{where}: not an object")
-    kind = entry.get("type")
+    kind: str | None = entry.get("type")
     if kind is not None and kind not in TYPES:
         raise UsageError(f"{where}: type must be one of {', '.join(TYPES)}")
-    remote = TYPES.get(kind) is not None or (kind is None and "url" in entry)
+    transport = TYPES.get(kind) if kind is not None else None
+    remote = transport is not None or (kind is None and "url" in entry)
     unknown = sorted(set(entry) - (REMOTE_MEMBERS if remote else STDIO_MEMBERS))
     if unknown:
         raise UsageError(f"{where}: unknown member {_shown(unknown[0])}" + (" (a remote server)" if remote else ""))
@@ -80,7 +81,7 @@ def _server(key: str, entry: Any) -> Command | Remote:
         if remote:
             url = check_url(_string(entry.get("url"), "url"))
             headers = [(name, _expand(name, value, "headers")) for name, value in _strings(entry.get("headers"), "headers")]
-            return Remote(url, headers, TYPES.get(kind) or "auto")
+            return Remote(url, headers, transport or "auto")
         command = [_string(entry.get("command"), "command"), *_list(entry.get("args"), "args")]
         env = {name: _expand(name, value, "env") for name, value in _strings(entry.get("env"), "env")}
         cwd = _string(entry["cwd"], "cwd") if "cwd" in entry else None
@@ -152,6 +153,7 @@ async def run_fleet(servers: Mapping[str, Command | Remote], out_dir: str, optio
             pass
 
     async def one(key: str, relay: Relay) -> tuple[dict[str, Any], int]:
+        section: dict[str, Any]
         try:
             async with relay:
                 report = await relay.wait()

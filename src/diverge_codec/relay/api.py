@@ -127,9 +127,10 @@ class Relay:
     async def __aenter__(self) -> Relay:
         if self._task is not None:
             raise RuntimeError("a Relay runs once")
-        if self.channel is None:
-            self._sink = FrameSink()
-        self._driver = _driver(self.server, self.channel or self._sink, self.options)
+        writer: ChannelWriter = self.channel if self.channel is not None else FrameSink()
+        if isinstance(writer, FrameSink):
+            self._sink = writer
+        self._driver = _driver(self.server, writer, self.options)
         self._driver.session.on_answer = self._answered
         self._task = asyncio.create_task(self._run(self._driver))
         return self

@@ -176,6 +176,7 @@ class TokenSource:
         return token
 
     async def _run(self) -> str:
+        assert self.command is not None
         self.runs += 1
         read_end, write_end = os.pipe()
         try:
