@@ -160,3 +160,13 @@ def test_the_listen_stream_that_breaks_is_opened_again_as_a_new_request_nothing_
     assert len(listens) >= 3 and len({body["id"] for body in listens}) == len(listens)  # each a new request
     assert report["server"]["listen_reopened"] == len(listens) - 1
     assert [n["method"] for n in notes].count("notifications/tools/list_changed") == len(listens)  # one a stream
+
+
+def test_the_older_transport_with_a_modern_revision_is_refused_at_once():
+    import io
+
+    from diverge_codec.relay.channel import FileWriter, RelayOptions
+    from diverge_codec.relay.streamable_http import HttpRelay
+
+    with pytest.raises(ValueError, match="transport sse speaks the 2025 era alone"):
+        HttpRelay("http://mcp.test/mcp", FileWriter(io.BytesIO()), RelayOptions(protocol="2026-07-28"), transport="sse")

@@ -168,6 +168,8 @@ def test_a_stream_without_ids_that_breaks_off_is_counted_and_its_call_times_out(
     (["--url", "http:///mcp"], "--url must be an http:// or https:// URL with a host"),
     (["--url", "http://h/mcp", "--header", "no colon"], "--header must be 'Name: value'"),
     (["--url", "http://h/mcp", "--", "cat"], "relay takes --url or a command after '--', not both"),
+    (["--url", "http://h/mcp", "--transport", "sse", "--protocol", "2026-07-28"],
+     "--protocol 2026-07-28: --transport sse speaks the 2025 era alone"),
     (["--header", "A: b", "--", "cat"], "--header, --transport, --token-command, --cacert, --cert and --key are for --url"),
 ])
 def test_bad_usage_is_one_line_and_exit_2(args, message):

@@ -323,7 +323,7 @@ class RelayOptions:
     """The 2025 revision offered in ``initialize``."""
     protocol: str = "auto"
     """The era: ``auto`` probes with ``server/discover`` first, a revision forces one (``eras.PROTOCOLS``). A
-    driver that speaks only the 2025 era (``streamable_http``) always does the handshake."""
+    driver that speaks only the 2025 era (``http_sse``'s, ``--transport sse``) always does the handshake."""
     server_log_level: str | None = None
     """The server's log messages asked from this level up (``session.RelaySession.server_log_level``)."""
     max_line: int = DEFAULT_MAX_LINE

@@ -10,7 +10,7 @@ fails alone.
 
 The words go to ``logging.getLogger("diverge_codec.relay")`` (INFO: an operator reads them as they happen;
 DEBUG: each exchange, its method, path, status and time, never a header value, a body or a query). A mixin
-of ``streamable_http.HttpRelay``, which holds the options and the report.
+of ``http_driver.HttpDriver``, which holds the options and the report.
 """
 
 from __future__ import annotations

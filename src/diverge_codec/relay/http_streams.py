@@ -1,7 +1,7 @@
 """What the server answers with, read: bodies inflated in bounded pieces, event streams relayed, resumed
 from their last event id, and the server's own GET stream kept open while the session lasts.
 
-A mixin of ``streamable_http.HttpRelay`` (beside ``http_sse.LegacySse`` and ``http_reach.Reach``), which holds
+A mixin of ``http_driver.HttpDriver`` (beside ``http_requests.Requests`` and ``http_reach.Reach``), which holds
 the client, the session and the report. Bounded whatever the server sends: a compressed body is inflated
 ``http_body.PIECE`` bytes at a time, the loop given a turn between pieces; a body the relay does not parse is
 read ``REASON_BYTES`` at most; an event stream's events are bounded by the session's ``max_line``; the GET

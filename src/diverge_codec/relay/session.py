@@ -33,7 +33,7 @@ in bytes, and answers to the server's own requests (``ping``) are dropped and co
 (``requests_unanswered``) while the driver says the server is not reading its stdin
 (``server_reading``), so a server that floods requests and reads nothing grows nothing.
 
-No I/O here: ``stdio`` and ``streamable_http`` drive this from asyncio; a test drives it from a list.
+No I/O here: ``stdio`` and the HTTP drivers (``http_driver``) drive this from asyncio; a test drives it from a list.
 """
 
 from __future__ import annotations
@@ -219,7 +219,8 @@ class RelaySession:
         self.requests: list[tuple[str, Any]] = list(requests)
         self.protocol_version: str = protocol_version
         self.protocol: str | None = protocol
-        """None: the 2025 handshake only (what ``streamable_http`` speaks); ``auto`` or a modern revision: probe first."""
+        """None: the 2025 handshake only (a forced 2025 revision, or ``--transport sse``); ``auto`` or a modern revision:
+        probe first."""
         self.server_log_level: str | None = server_log_level
         """The log level asked for: per request on the modern era (``debug`` when None), ``logging/setLevel``
         first on the 2025 era (only when given: a 2025 server that lacks logging would fail the request)."""
