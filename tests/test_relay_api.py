@@ -245,16 +245,16 @@ def test_a_token_provider_s_failure_is_said_by_its_type_alone(given, words):
 
 def test_a_consumer_that_does_not_keep_pace_loses_notifications_counted():
     """The server's reader never waits on the program: what the outbox cannot hold is dropped, and counted."""
-    flood = [sys.executable, str(HERE / "relay_servers.py"), "flood", "20000"]
+    flood = [sys.executable, str(HERE / "relay_servers.py"), "flood", "100000"]  # about 6 MB
 
     async def main():
-        async with Relay(Command(flood), RelayOptions(outbox_bytes=4096, duration=3, grace=1), payloads=True) as relay:
+        async with Relay(Command(flood), RelayOptions(outbox_bytes=1 << 20, duration=10, grace=1), payloads=True) as relay:
             taken = 0
             async for _ in relay:
                 taken += 1
-                if taken == 1:
-                    await asyncio.sleep(1)  # the program is busy while the server floods
+                while taken == 1 and relay.report.seen < 100000 and relay.running:  # busy while the server floods
+                    await asyncio.sleep(0.05)
         return relay.report.as_dict(), taken
     report, taken = asyncio.run(asyncio.wait_for(main(), 60))
-    assert report["seen"] == 20000 and report["dropped"]["backpressure"] > 0
-    assert taken == report["relayed"] == 20000 - report["dropped"]["backpressure"]
+    assert report["seen"] == 100000 and report["dropped"]["backpressure"] > 0
+    assert taken == report["relayed"] == 100000 - report["dropped"]["backpressure"]
