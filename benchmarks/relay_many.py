@@ -16,7 +16,8 @@ length prefix: what one writes without this library). The median of ``--rounds``
 
 ``python benchmarks/relay_many.py [--servers 1 10 100] [--rounds 3]`` prints both as
 Markdown tables, with the load average and the versions; ``--json`` the raw runs.
-``--latency`` prints instead the older table: throughput, latency from framing to the
+``--config`` runs the relay's servers as an ``mcpServers`` config through ``relay --config``'s path
+(``cli._fleet``: the embedding API's ``Relay``, each channel to its own file). ``--latency`` prints instead the older table: throughput, latency from framing to the
 writer (every ``--sample``-th notification), memory per channel.
 """
 
@@ -142,6 +143,24 @@ async def _relay_cpu(servers: int, replay: Path) -> int:
     return sum(report.relayed for report in reports)  # the records less one Error frame each if the server said nothing
 
 
+async def _config_cpu(servers: int, replay: Path) -> int:
+    """The same servers as an ``mcpServers`` config run by ``relay --config`` (``cli._fleet``: the API's ``Relay``,
+    each channel to its own file), in this process."""
+    from diverge_codec.cli._fleet import load_config, run_fleet
+    from diverge_codec.relay import RelayOptions
+
+    with tempfile.TemporaryDirectory() as scratch:
+        config = Path(scratch) / "config.json"
+        config.write_text(json.dumps({"mcpServers": {f"s{i}": {"command": "cat", "args": [str(replay)]}
+                                                     for i in range(servers)}}))
+        (Path(scratch) / "out").mkdir()
+        report, _ = await run_fleet(load_config(str(config)), str(Path(scratch) / "out"), RelayOptions(grace=30.0),
+                                    lambda line: None)
+    sections = report["servers"].values()
+    assert all(not sum(section["dropped"].values()) for section in sections), "a notification was dropped"
+    return sum(section["relayed"] for section in sections)
+
+
 async def _naive_cpu(servers: int, replay: Path) -> int:
     """The naive relay (``relay_cost.NAIVE``), one loop for every server."""
     from relay_cost import NAIVE  # beside this file
@@ -160,7 +179,7 @@ def measure_cpu(servers: int, replay: Path, naive: bool) -> dict:
     import diverge_codec.relay.stdio  # noqa: F401 - imports are not the run's cost
     import orjson  # noqa: F401
 
-    run = _naive_cpu if naive else _relay_cpu
+    run = _naive_cpu if naive else _config_cpu if os.environ.get("RELAY_MANY_CONFIG") else _relay_cpu
     asyncio.run(run(1, Path(os.devnull)))  # what the first server pays once per process (the child watcher...)
     before = resource.getrusage(resource.RUSAGE_SELF)
     notifications = asyncio.run(run(servers, replay))
@@ -231,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", action="store_true", help="the throughput, latency and memory table instead")
     parser.add_argument("--sample", type=int, default=10, help="with --latency: time every n-th notification")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--config", action="store_true",
+                        help="the relay's runs through relay --config (an mcpServers config, a file per channel)")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--cpu", choices=("relay", "naive"), help=argparse.SUPPRESS)
     parser.add_argument("--replay", type=Path, help=argparse.SUPPRESS)
@@ -240,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
                else measure_one(args.one, args.replay, args.sample))
         print(json.dumps(row))
         return 0
+    if args.config:
+        os.environ["RELAY_MANY_CONFIG"] = "1"  # the runs are child processes: they read it
     capture = (CAPTURES / f"{args.family}.jsonl").read_bytes()
     with tempfile.TemporaryDirectory() as scratch:
         replay = Path(scratch) / "replay.jsonl"

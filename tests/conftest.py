@@ -158,6 +158,7 @@ SLOW_FILES = (
     "test_relay_http_infra.py",  # the relay behind nginx and haproxy, past a forgetful middlebox
     "test_relay_token_command.py",
     "test_relay_eras_peers.py",
+    "test_relay_api.py", "test_relay_fleet.py", "test_examples_embedding.py",
     "test_relay_http_eras.py",  # both SDKs' 2026-07-28 HTTP servers, a recording proxy, a server restarted
 )
 """Files every test of which starts a process (the CLI, a relay, a type checker, a server)."""

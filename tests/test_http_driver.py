@@ -1,4 +1,4 @@
-"""The HTTP drivers in-process: ``HttpRelay`` against a scripted server (``http_transport``), no process, no socket.
+"""The HTTP drivers in-process: ``HttpRelay`` against a scripted server (the client's ``transport``, set under the driver), no process, no socket.
 
 The quick subset reaches the headers each request carries, each status's meaning (a forgotten session on
 the POST path and the GET path, the older transport's signs, redirects), the stream rules (resumption from
@@ -96,7 +96,8 @@ def relay(server: Server | Any, *args: Any, pure: bool = False, **options: Any) 
     if pure:
         from diverge_codec import _mcp_notifications_py
         settings["frame"] = _mcp_notifications_py.splice_notification
-    driver = HttpRelay(URL, FileWriter(out), RelayOptions(**settings), *args, http_transport=handler)
+    driver = HttpRelay(URL, FileWriter(out), RelayOptions(**settings), *args)
+    driver._client_options["transport"] = handler  # the scripted server, under the driver (no public hook)
     report = asyncio.run(asyncio.wait_for(driver.run(), 30)).as_dict()
     checker = McpNotificationsChecker()
     frames = [checker.payload(bytes(p)) for p in stream.split_records(out.getvalue())]

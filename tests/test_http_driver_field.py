@@ -308,7 +308,8 @@ def _legacy(server: LegacyServer, **options: Any) -> dict[str, Any]:
     from test_http_driver import URL, _Kept
 
     settings = {"grace": 0.5, "request_timeout": 5.0, **options}
-    driver = HttpRelay(URL, FileWriter(_Kept()), RelayOptions(**settings), transport="sse", http_transport=server.handle)
+    driver = HttpRelay(URL, FileWriter(_Kept()), RelayOptions(**settings), transport="sse")
+    driver._client_options["transport"] = server.handle
     return asyncio.run(asyncio.wait_for(driver.run(), 30)).as_dict()
 
 
@@ -492,7 +493,8 @@ def test_each_exchange_is_a_debug_line_with_no_header_value_token_cookie_or_quer
 
     driver = HttpRelay("http://mcp.test/mcp?key=QUERY-SECRET", FileWriter(_Kept()),
                        RelayOptions(calls=[("go", {})], until_answered=True, grace=0.5, protocol="2025-11-25"),
-                       [("Authorization", "Bearer TOKEN-SECRET")], http_transport=handle)
+                       [("Authorization", "Bearer TOKEN-SECRET")])
+    driver._client_options["transport"] = handle
     with caplog.at_level(logging.DEBUG, logger="diverge_codec.relay"):
         asyncio.run(asyncio.wait_for(driver.run(), 30))
     lines = [record.getMessage() for record in caplog.records if record.levelno == logging.DEBUG]

@@ -173,7 +173,7 @@ def test_a_token_command_failure_is_no_unreachable_server():
         "on that port?")
 
 
-# --- the driver's auth, against a scripted server (http_transport: no process, no socket) ---------------------
+# --- the driver's auth, against a scripted server (the client's transport: no process, no socket) ---------------------
 
 h11 = pytest.importorskip("h11", reason="the HTTP driver needs the [http] extra (h11)")
 from test_http_driver import INIT, SSE, Server, _answer, _events, relay  # noqa: E402
@@ -220,7 +220,8 @@ def _streamed(text: str) -> Any:
 def _relay_with_tokens(server: Server, **options: Any) -> dict[str, Any]:
     """The relay with ``--token-command`` (a ``Counted`` one) against ``server``: the report."""
     driver = streamable_http.HttpRelay(URL, FileWriter(io.BytesIO()), RelayOptions(grace=0.5, request_timeout=5.0, **{"protocol": "2025-11-25", **options}),
-                                       token_command="unused", http_transport=server.handle)
+                                       token_command="unused")
+    driver._client_options["transport"] = server.handle
     driver.tokens = Counted("unused")
     return asyncio.run(asyncio.wait_for(driver.run(), 30)).as_dict()
 

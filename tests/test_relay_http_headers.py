@@ -96,7 +96,8 @@ def run_relay(handle: Any, **options: Any) -> dict[str, Any]:
     settings = {"grace": 0.5, "request_timeout": 5.0, "duration": 1.5, **options}
 
     async def main() -> dict[str, Any]:
-        driver = HttpRelay(URL, FileWriter(_Kept()), RelayOptions(**settings), OPERATOR, http_transport=handle)
+        driver = HttpRelay(URL, FileWriter(_Kept()), RelayOptions(**settings), OPERATOR)
+        driver._client_options["transport"] = handle  # the scripted server, under the driver
         driver.tokens = Tokens("unused")
         return (await asyncio.wait_for(driver.run(), 30)).as_dict()
 

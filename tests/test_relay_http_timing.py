@@ -51,8 +51,9 @@ def timed_relay(handle: Any, *, to_the_ms: bool = False, **options: Any) -> tupl
     async def main() -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         clock = (lambda: round(loop.time(), 3)) if to_the_ms else loop.time
-        driver = HttpRelay(URL, FileWriter(_Kept()), RelayOptions(**settings), http_transport=handle, clock=clock,
+        driver = HttpRelay(URL, FileWriter(_Kept()), RelayOptions(**settings), clock=clock,
                            sleep=waits)
+        driver._client_options["transport"] = handle  # the scripted server, under the driver
         return (await asyncio.wait_for(driver.run(), 1000)).as_dict()
 
     return run(main), waits
@@ -411,7 +412,8 @@ def test_a_relay_answered_401_after_a_token_that_served_runs_the_command_at_once
     async def main() -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         options = RelayOptions(grace=0.5, request_timeout=5.0, duration=30.0, calls=calls)
-        driver = HttpRelay(URL, FileWriter(_Kept()), options, http_transport=handle, clock=loop.time, sleep=waits)
+        driver = HttpRelay(URL, FileWriter(_Kept()), options, clock=loop.time, sleep=waits)
+        driver._client_options["transport"] = handle  # the scripted server, under the driver
         driver.tokens = Tokens("unused", clock=loop.time)
         return (await driver.run()).as_dict()
 
@@ -468,7 +470,8 @@ def test_when_run_returns_every_task_it_started_has_ended():
 
     async def main() -> list[asyncio.Task[Any]]:
         options = RelayOptions(grace=0.5, request_timeout=5.0, duration=3.0, protocol="2025-11-25")
-        driver = HttpRelay(URL, FileWriter(_Kept()), options, http_transport=handle)
+        driver = HttpRelay(URL, FileWriter(_Kept()), options)
+        driver._client_options["transport"] = handle  # the scripted server, under the driver
         await driver.run()
         return [task for task in driver._tasks if not task.done()]  # a task's end takes it out of the set
 

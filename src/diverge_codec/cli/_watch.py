@@ -24,7 +24,7 @@ import sys
 import time
 from typing import IO, TYPE_CHECKING, Any
 
-from ..relay.eras import PROTOCOLS
+from ..relay import PROTOCOLS
 from ._safe import UsageError, create_private, escape, json_line
 
 if TYPE_CHECKING:
@@ -145,8 +145,8 @@ class Watch:
         self._drawn = False
 
     def attach(self, relay: Any) -> None:
-        """Hook the relay's session; a status line on a terminal's stderr (call in the running loop)."""
-        relay.session.on_answer = self.on_answer
+        """Hook the relay's answers (an ``api.Relay``); a status line on a terminal's stderr (call in the running loop)."""
+        relay.on_answer = lambda answer: self.on_answer(*answer)
         if self._log_level is not None:
             self._handler = _LineHandler(self)
             logger = logging.getLogger("diverge_codec.relay")
@@ -212,8 +212,7 @@ class Watch:
             await asyncio.sleep(STATUS_EVERY_S)
 
     def _draw(self, relay: Any) -> None:
-        report = relay.report
-        dropped = sum(report.dropped.values()) + getattr(getattr(relay.session, "outbox", None), "dropped", 0)
+        report, dropped = relay.report, relay.dropped
         try:
             self.err.write(f"\r\x1b[Krelaying: {report.seen} seen, {report.relayed} relayed, {dropped} dropped"
                            " (Ctrl-C stops it)")

@@ -26,17 +26,16 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _json
 from .._collector import paused_collector
-from ..relay.session import (
+from ..relay import (
     DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_RECONNECT_WINDOW, DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_STREAM_TIMEOUT, PROTOCOL_VERSION, SUPPORTED_VERSIONS, RelayReport,
+    DEFAULT_STREAM_TIMEOUT, DISCOVER_TIMEOUT, MODERN_VERSIONS, PROTOCOL_VERSION, PROTOCOLS, SUPPORTED_VERSIONS, RelayReport,
 )
-from ..relay.eras import DISCOVER_TIMEOUT, MODERN_VERSIONS, PROTOCOLS
-from ..relay.eras import LOG_LEVELS as SERVER_LOG_LEVELS
+from ..relay import LOG_LEVELS as SERVER_LOG_LEVELS
 from ._safe import UsageError, create_private
 from ._watch import DEFAULT_LOG_LEVEL, EXIT_CALL_FAILED, LOG_LEVELS, Watch, refuse_terminal
 
 if TYPE_CHECKING:
-    from ..relay.channel import ChannelRelay, RelayOptions
+    from ..relay import Command, Relay, RelayOptions, Remote
 
 
 def parse_call(text: str, option: str = "--call") -> tuple[str, dict[str, Any]]:
@@ -68,25 +67,28 @@ def _positive(kind: type) -> Any:
 
 
 def _driver(tls: bool) -> ModuleType:
-    """The relay's stdio driver and asyncio; for pipes, asyncio without ``ssl`` (a tenth of start-up, OpenSSL's set-up),
-    hidden while asyncio loads and then put back: a later ``import ssl`` works, only asyncio's TLS stays off.
-    (``--url`` loads asyncio with ``ssl`` before this: a server may name an https URL, its authorization's.)"""
+    """The relay's API (``diverge_codec.relay``) with asyncio loaded; for pipes, asyncio without ``ssl`` (a tenth of
+    start-up, OpenSSL's set-up), hidden while asyncio loads and then put back: a later ``import ssl`` works, only
+    asyncio's TLS stays off. (``--url`` loads asyncio with ``ssl`` before this: a server may name an https URL,
+    its authorization's.)"""
     hide = not tls and "asyncio" not in sys.modules and "ssl" not in sys.modules
     with paused_collector():
         if hide:
             sys.modules["ssl"] = None  # type: ignore[assignment]  # None in sys.modules: "import ssl" raises ImportError
         try:
-            from ..relay import stdio
+            from .. import relay
+            relay.Relay  # noqa: B018  (loads the API, and asyncio with it)
+            relay.RelayUnsupported  # noqa: B018  (the stdio driver, loaded as before)
         finally:
             if hide:
                 del sys.modules["ssl"]
-    return stdio
+    return relay
 
 
 def _options(args: argparse.Namespace) -> RelayOptions:
     import subprocess
 
-    from ..relay.channel import RelayOptions
+    from ..relay import RelayOptions
 
     return RelayOptions(
         calls=[parse_call(text) for text in args.call],
@@ -98,36 +100,24 @@ def _options(args: argparse.Namespace) -> RelayOptions:
         outbox_bytes=args.outbox_bytes, server_stderr=subprocess.DEVNULL if args.quiet_server else None)
 
 
-async def _run(command: list[str], out_fd: int, options: RelayOptions, watch: Watch) -> tuple[dict[str, Any], int]:
-    from ..relay import leftovers as _leftovers
-    from ..relay.channel import exit_status, open_writer
-    from ..relay.stdio import ServerRelay
+async def _run(server: Command | Remote, out_fd: int, options: RelayOptions, watch: Watch) -> tuple[dict[str, Any], int]:
+    """One server relayed onto the channel at ``out_fd`` through the API; for a command, what this subreaper
+    adopted and no mark found is ended after it."""
+    from ..relay import Command, Relay, end_adopted, exit_status, open_writer
 
-    writer = await open_writer(out_fd)
-    relay = ServerRelay(command, writer, options)
+    relay = Relay(server, options, channel=await open_writer(out_fd))
     try:
-        report = await _until_signalled(relay, watch)
+        async with relay:
+            report = await _until_signalled(relay, watch)
     finally:
-        adopted = _leftovers.end_children()  # orphans this subreaper adopted that no mark found
-        await _leftovers.reap(adopted)
+        adopted = await end_adopted() if isinstance(server, Command) else 0
     if adopted:
-        report.server["leftovers"] = report.server.get("leftovers", 0) + len(adopted)
+        report.server["leftovers"] = report.server.get("leftovers", 0) + adopted
     return report.as_dict(), exit_status(report)
 
 
-async def _run_http(url: str, headers: list[tuple[str, str]], out_fd: int, options: RelayOptions,
-                    args: argparse.Namespace, verify: Any, watch: Watch) -> tuple[dict[str, Any], int]:
-    from ..relay.channel import exit_status, open_writer
-    from ..relay.streamable_http import HttpRelay  # only here: a stdio relay does not import the HTTP client
-
-    relay = HttpRelay(url, await open_writer(out_fd), options, headers, transport=args.transport,
-                      token_command=args.token_command, verify=verify)
-    report = await _until_signalled(relay, watch)
-    return report.as_dict(), exit_status(report)
-
-
-async def _until_signalled(relay: ChannelRelay, watch: Watch) -> RelayReport:
-    """Run the relay with SIGINT/SIGTERM as its shutdown (where the loop has signal handlers), watched (``_watch``)."""
+async def _until_signalled(relay: Relay, watch: Watch) -> RelayReport:
+    """Wait for the relay with SIGINT/SIGTERM as its shutdown (where the loop has signal handlers), watched (``_watch``)."""
     import asyncio
     import signal
 
@@ -141,18 +131,17 @@ async def _until_signalled(relay: ChannelRelay, watch: Watch) -> RelayReport:
             pass
     watch.attach(relay)
     try:
-        return await relay.run()
+        return await relay.wait()
     finally:
         watch.detach()
         for signum in handled:
             loop.remove_signal_handler(signum)
 
 
-def _http_target(args: argparse.Namespace, command: list[str]) -> tuple[str, list[tuple[str, str]], Any]:
-    """The URL, headers (``${NAME}`` taken from the environment) and TLS context of ``--url``, checked before
-    anything starts (exit 2 on bad usage, naming the option or variable, never a value)."""
-    from ..relay.remote_auth import CredentialError, expand_header, tls_context
-    from ..relay.streamable_http import check_url, load_client, parse_header
+def _http_target(args: argparse.Namespace, command: list[str]) -> Remote:
+    """The remote server of ``--url``: its URL, headers (``${NAME}`` taken from the environment), token command and
+    TLS, checked before anything starts (exit 2 on bad usage, naming the option or variable, never a value)."""
+    from ..relay import CommandToken, CredentialError, NetworkPolicy, Remote, check_url, expand_header, load_client, parse_header
 
     if command:
         raise UsageError("relay takes --url or a command after '--', not both")
@@ -167,7 +156,9 @@ def _http_target(args: argparse.Namespace, command: list[str]) -> tuple[str, lis
             raise ValueError("--cacert, --cert and --key are for an https:// --url")
         if args.token_command is not None and any(name.lower() == "authorization" for name, _ in headers):
             raise ValueError("--token-command sets the Authorization header: give it or --header 'Authorization: ...', not both")
-        verify = tls_context(*tls_options) if any(tls_options) else None
+        # the TLS options made into a context once, here, so a file that cannot be used is refused before the start
+        given = NetworkPolicy(cafile=args.cacert, cert=args.cert, key=args.key)
+        network = NetworkPolicy(ssl_context=given.tls()) if any(tls_options) else None
         load_client()
     except (ValueError, ImportError, CredentialError) as error:
         raise UsageError(str(error)) from None
@@ -175,7 +166,8 @@ def _http_target(args: argparse.Namespace, command: list[str]) -> tuple[str, lis
         path = os.environ.get(name)
         if path and url.startswith("https:") and not (exists(path) and os.access(path, os.R_OK)):
             raise UsageError(f"{name} names no readable {'file' if name.endswith('FILE') else 'folder'} of CA certificates")
-    return url, headers, verify
+    token = CommandToken(args.token_command) if args.token_command is not None else None
+    return Remote(url, headers, args.transport, token=token, network=network)
 
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
@@ -204,8 +196,11 @@ def _keep_freed_memory() -> None:
 
 def cmd_relay(args: argparse.Namespace) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if args.config is not None or args.out_dir is not None or args.server:
+        return _fleet(args, command)
+    remote = None
     if args.url is not None:
-        url, headers, verify = _http_target(args, command)
+        remote = _http_target(args, command)
     elif args.header or args.token_command or args.cacert or args.cert or args.key or args.transport != "auto":
         raise UsageError("--header, --transport, --token-command, --cacert, --cert and --key are for --url")
     elif not command:
@@ -216,24 +211,38 @@ def cmd_relay(args: argparse.Namespace) -> int:
     refuse_terminal(args.out, args.force_tty)
     watch = Watch(args.answers, args.report, args.request_timeout,  # its files made (or refused) before the server starts
                   log_level=args.log_level)
-    driver = _driver(tls=args.url is not None and args.url[:6].lower() == "https:")
+    relay = _driver(tls=args.url is not None and args.url[:6].lower() == "https:")
     import asyncio
 
-    from ..relay import leftovers as _leftovers
-
+    server = remote if remote is not None else relay.Command(command)
     options = _options(args)
     out_fd = os.dup(sys.stdout.fileno()) if args.out in (None, "-") else create_private(args.out)
     _keep_freed_memory()
     gc.freeze()  # what start-up made lives as long as the process: the collector need not walk it again
-    if args.url is not None:
-        report, status = asyncio.run(_run_http(url, headers, out_fd, options, args, verify, watch))
-    else:
-        _leftovers.become_subreaper()
-        try:
-            report, status = asyncio.run(_run(command, out_fd, options, watch))
-        except driver.RelayUnsupported as error:
-            raise UsageError(str(error)) from None
+    if remote is None:
+        relay.become_subreaper()
+    try:
+        report, status = asyncio.run(_run(server, out_fd, options, watch))
+    except relay.RelayUnsupported as error:
+        raise UsageError(str(error)) from None
     return watch.finish(report, status)
+
+
+def _fleet(args: argparse.Namespace, command: list[str]) -> int:
+    """``--config FILE --out-dir DIR [--server NAME ...]``: every server of the config in this process (``_fleet``)."""
+    if args.config is None or args.out_dir is None:
+        raise UsageError("--config and --out-dir go together (--server names servers of --config)")
+    alone = {"a command": command, "--url": args.url, "--out": args.out, "--header": args.header, "--answers": args.answers,
+             "--token-command": args.token_command, "--cacert": args.cacert, "--cert": args.cert, "--key": args.key}
+    given = [name for name, value in alone.items() if value]
+    if given:
+        raise UsageError(f"--config takes its servers from the file: {given[0]} is for one server")
+    if sys.platform == "win32":
+        raise UsageError("relay --config runs MCP servers on POSIX systems only (Linux, macOS)")
+    from ._fleet import cmd_fleet
+
+    _driver(tls=True)
+    return cmd_fleet(args, _options(args))
 
 
 EPILOG = f"""\
@@ -295,6 +304,12 @@ def register(commands: Any) -> None:
     relay.add_argument("--cert", metavar="FILE", help="--url https: present this client certificate (PEM; mTLS)")
     relay.add_argument("--key", metavar="FILE", help="--url https: the client certificate's private key (PEM), if not in --cert")
     relay.add_argument("--out", metavar="FILE", help="write the channel here instead of stdout")
+    relay.add_argument("--config", metavar="FILE",
+                       help="relay every server of this mcpServers JSON (Claude Desktop, Cursor, VS Code) in one "
+                            "process, each channel to --out-dir DIR/KEY.bin; a summary line per server on stderr")
+    relay.add_argument("--out-dir", metavar="DIR", help="--config: the folder of the channels, one file per server")
+    relay.add_argument("--server", action="append", default=[], metavar="NAME",
+                       help="--config: relay only this server of the config (repeatable)")
     relay.add_argument("--call", action="append", default=[], metavar="NAME=JSON",
                        help="call tool NAME with these arguments after the handshake (repeatable)")
     relay.add_argument("--request", action="append", default=[], metavar="METHOD=JSON",

@@ -1,5 +1,8 @@
 """The relay: an MCP server's notifications onto a mcp-notifications channel.
 
+The front door for a program is ``api.Relay``: ``async with Relay(Command([...]) or Remote(url), options)``,
+then ``async for`` its frames, ``await relay.answer(label)``, ``relay.report`` (docs/embedding.md).
+
 One sans-IO session, several transport drivers side by side over it:
 
 - ``outbox``: ``relay_frame`` (a server message to a channel payload) and the ``Outbox``
@@ -36,12 +39,26 @@ from typing import TYPE_CHECKING, Any
 logging.getLogger(__name__).addHandler(logging.NullHandler())  # the library logs; only an application says where
 
 __all__ = [
+    "Answer", "Command", "CommandToken", "CredentialError", "FrameSink", "NetworkPolicy", "Relay", "RelayEnded", "Remote",
+    "TokenProvider", "become_subreaper", "check_url", "end_adopted", "expand_header", "load_client", "parse_header",
+    "DEFAULT_GRACE", "DEFAULT_MAX_LINE", "DEFAULT_OUTBOX_BYTES", "DEFAULT_RECONNECT_WINDOW", "DEFAULT_REQUEST_TIMEOUT",
+    "PROTOCOL_VERSION", "SUPPORTED_VERSIONS", "DEFAULT_STREAM_TIMEOUT", "DISCOVER_TIMEOUT", "LOG_LEVELS", "MODERN_VERSIONS",
+    "PROTOCOLS",
     "ChannelRelay", "ChannelWriter", "EventParser", "FileWriter", "HttpRelay", "MAX_RECORD_BYTES", "Outbox", "PipeWriter",
     "RelayOptions", "RelayReport", "RelaySession", "RelayUnsupported", "ServerRelay", "UNREACHABLE_CODE", "exit_status",
     "notification_json", "open_writer", "relay", "relay_frame", "unreachable_frame",
 ]
 
 _HOMES = {
+    "Answer": "api", "Command": "api", "Relay": "api", "RelayEnded": "api", "Remote": "api", "FrameSink": "channel",
+    "NetworkPolicy": "network", "TokenProvider": "network",
+    "CommandToken": "remote_auth", "CredentialError": "remote_auth", "expand_header": "remote_auth",
+    "become_subreaper": "leftovers", "end_adopted": "leftovers",
+    "check_url": "streamable_http", "load_client": "streamable_http", "parse_header": "streamable_http",
+    "DEFAULT_GRACE": "session", "DEFAULT_MAX_LINE": "session", "DEFAULT_OUTBOX_BYTES": "session",
+    "DEFAULT_RECONNECT_WINDOW": "session", "DEFAULT_REQUEST_TIMEOUT": "session", "PROTOCOL_VERSION": "session",
+    "SUPPORTED_VERSIONS": "session", "DEFAULT_STREAM_TIMEOUT": "session",
+    "DISCOVER_TIMEOUT": "eras", "LOG_LEVELS": "eras", "MODERN_VERSIONS": "eras", "PROTOCOLS": "eras",
     "MAX_RECORD_BYTES": "outbox", "UNREACHABLE_CODE": "outbox", "Outbox": "outbox", "notification_json": "outbox",
     "relay_frame": "outbox", "unreachable_frame": "outbox",
     "RelayReport": "session", "RelaySession": "session",
@@ -53,6 +70,17 @@ _HOMES = {
 }
 
 if TYPE_CHECKING:
+    from .api import Answer, Command, Relay, RelayEnded, Remote
+    from .channel import FrameSink
+    from .leftovers import become_subreaper, end_adopted
+    from .network import NetworkPolicy, TokenProvider
+    from .remote_auth import CommandToken, CredentialError, expand_header
+    from .eras import DISCOVER_TIMEOUT, LOG_LEVELS, MODERN_VERSIONS, PROTOCOLS
+    from .session import (
+        DEFAULT_STREAM_TIMEOUT, DEFAULT_GRACE, DEFAULT_MAX_LINE, DEFAULT_OUTBOX_BYTES, DEFAULT_RECONNECT_WINDOW, DEFAULT_REQUEST_TIMEOUT,
+        PROTOCOL_VERSION, SUPPORTED_VERSIONS,
+    )
+    from .streamable_http import check_url, load_client, parse_header
     from .channel import ChannelRelay, ChannelWriter, FileWriter, PipeWriter, RelayOptions, exit_status, open_writer
     from .eventstream import EventParser
     from .outbox import MAX_RECORD_BYTES, UNREACHABLE_CODE, Outbox, notification_json, relay_frame, unreachable_frame

@@ -29,7 +29,7 @@ from .session import (
 )
 
 __all__ = [
-    "ChannelRelay", "ChannelWriter", "FileWriter", "PipeWriter", "RelayOptions", "exit_status", "open_writer",
+    "ChannelRelay", "ChannelWriter", "FileWriter", "FrameSink", "PipeWriter", "RelayOptions", "exit_status", "open_writer",
 ]
 
 _PREFIX = 4  # a record's length, before its payload (``stream``)
@@ -233,6 +233,58 @@ def _record_end(records: bytes, at: int) -> int:
     return end
 
 
+class FrameSink:
+    """Where a program's frames go instead of a channel (``api.Relay``): the outbox's payloads themselves, never
+    records to split again.
+
+    ``put`` takes what the outbox held, ``drain`` waits until the program took all of it: while it has
+    not, new notifications wait in the (bounded) outbox and what does not fit is dropped and counted, as
+    for a slow channel; the server's reader never waits on the program. ``close`` is the end: ``get``
+    then returns what is left, then None.
+    """
+
+    def __init__(self) -> None:
+        self._payloads: collections.deque[bytes] = collections.deque()
+        self._taken = asyncio.Event()
+        self._taken.set()
+        self._arrived = asyncio.Event()
+        self.closed: bool = False
+
+    def put(self, payloads: list[bytes]) -> None:
+        if self.closed:
+            raise BrokenPipeError("the frame sink is closed")
+        self._payloads.extend(payloads)
+        if self._payloads:
+            self._taken.clear()
+            self._arrived.set()
+
+    async def get(self) -> bytes | None:
+        """The next payload, oldest first; None once the sink is closed and empty."""
+        while not self._payloads:
+            if self.closed:
+                return None
+            self._arrived.clear()
+            await self._arrived.wait()
+        payload = self._payloads.popleft()
+        if not self._payloads:
+            self._taken.set()
+        return payload
+
+    def write(self, data: bytes) -> None:
+        raise TypeError("a FrameSink takes payloads (put), not channel records")
+
+    async def drain(self) -> None:
+        await self._taken.wait()
+
+    def close(self) -> None:
+        self.closed = True
+        self._arrived.set()
+        self._taken.set()
+
+    async def wait_closed(self) -> None:
+        return None
+
+
 def _count_records(records: bytes) -> int:
     """How many records a block of whole records holds (only at the end: never on the hot path)."""
     count = at = 0
@@ -388,9 +440,14 @@ class ChannelRelay:
         """Hand every queued payload to the writer, in the read callback itself: no wait for a turn of
         the loop, so a channel's latency does not grow with the servers sharing it. The pump then
         awaits the writer's drain; while it does, payloads queue in the (bounded) outbox."""
-        records, count = self.session.outbox.take_records()
+        writer, outbox = self.writer, self.session.outbox
         try:
-            self.writer.write(records)
+            if isinstance(writer, FrameSink):  # a program's frames: the payloads as the outbox holds them
+                count = len(outbox)
+                writer.put(outbox.take(count))
+            else:
+                records, count = outbox.take_records()
+                writer.write(records)
         except (ConnectionError, OSError):
             self.session.lost(count)
             self._channel_gone()

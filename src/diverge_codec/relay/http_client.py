@@ -318,7 +318,8 @@ class HttpClient:
 
     def __init__(self, *, headers: Iterable[tuple[str, str]] = (), verify: Any = None, connect_timeout: float = 10.0,
                  write_timeout: float = 10.0, max_connections: int = 72, transport: Transport | None = None,
-                 backend: Backend | None = None, idle_seconds: float = IDLE_SECONDS) -> None:
+                 backend: Backend | None = None, idle_seconds: float = IDLE_SECONDS,
+                 proxy: Callable[[str], str | None] = proxy_for) -> None:
         self.headers: list[tuple[str, str]] = list(headers)
         self.verify: Any = verify
         """An ``ssl.SSLContext``, or None: the system's CAs (``http_tls.default_tls``), made on the first https
@@ -327,6 +328,8 @@ class HttpClient:
         self.write_timeout = write_timeout
         self.transport = transport
         self.backend: Backend = backend or open_stream
+        self.proxy: Callable[[str], str | None] = proxy
+        """The proxy a URL goes through, or None (``http_proxy.proxy_for``: the environment's; a policy's own)."""
         self.idle_seconds: float = idle_seconds
         self.clock: Callable[[], float] = time.monotonic
         self.retried: int = 0
@@ -381,7 +384,7 @@ class HttpClient:
             raise HttpError("the URL's port is not valid") from None
         authority = parts.netloc.rpartition("@")[2]
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        proxy = proxy_for(url)
+        proxy = self.proxy(url)
         forwarded = proxy is not None and scheme == "http"  # absolute form: the proxy forwards it
         if forwarded:
             target = f"http://{authority}{target}"

@@ -23,6 +23,7 @@ from .http_common import (ACCEPT, ACCEPT_ENCODING, CONNECT_TIMEOUT, MAX_POSTS, Q
 from .http_reach import Reach, log, retry_after, unreachable_status
 from .http_requests import Requests
 from .http_streams import QUICK_END, Streams
+from .network import NetworkPolicy, TokenProvider
 from .remote_auth import TokenSource
 from .session import Phase, RelayReport
 
@@ -50,8 +51,8 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
 
     def __init__(self, url: str, writer: ChannelWriter, options: RelayOptions = RelayOptions(),
                  headers: Sequence[tuple[str, str]] = (), *, transport: str = "auto", token_command: str | None = None,
-                 verify: Any = None, http_transport: Any = None, clock: Callable[[], float] | None = None,
-                 sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
+                 verify: Any = None, token: TokenProvider | None = None, network: NetworkPolicy | None = None,
+                 clock: Callable[[], float] | None = None, sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
         super().__init__(writer, options)
         if clock is not None:  # a test's fake clock and sleep: every timing rule on them (http_reach.Reach)
             self._clock = clock
@@ -62,10 +63,13 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
         self.url: str = check_url(url)
         self.headers: list[tuple[str, str]] = list(headers)
         self.transport: str = transport
-        self.tokens: TokenSource | None = TokenSource(token_command, clock=self._clock) if token_command else None
-        self.verify: Any = verify
-        self.http_transport: Any = http_transport
-        """A function answering each ``http_client.Request`` instead of the network (a test's scripted server)."""
+        self.tokens: TokenSource | None = (TokenSource(token_command, clock=self._clock) if token_command
+                                           else TokenSource(provider=token, clock=self._clock) if token is not None
+                                           else None)
+        self.network: NetworkPolicy = network or NetworkPolicy()
+        self.verify: Any = verify if verify is not None or not self.url.startswith("https:") else self.network.tls()
+        self._client_options: dict[str, Any] = {"proxy": self.network.proxy_for}
+        """What every ``http_client.HttpClient`` of the relay is made with (a test adds its scripted ``transport``)."""
         self.report.server = {"transport": "sse" if transport == "sse" else "streamable-http", "started": False}
         self._calls_as_json = 0
         self._settling = False
@@ -108,11 +112,11 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
         watch = self._watch_channel()
         timer = loop.call_later(self.options.duration, self.shutdown, "duration") if self.options.duration else None
         headers = [("Accept-Encoding", ACCEPT_ENCODING), *self.headers]
-        self.report.server["proxy"] = http.proxy_for(self.url) is not None
+        self.report.server["proxy"] = self.network.proxy_for(self.url) is not None
         try:
             async with http.HttpClient(headers=headers, verify=self.verify, connect_timeout=CONNECT_TIMEOUT,
                                        write_timeout=CONNECT_TIMEOUT, max_connections=MAX_POSTS + 8,
-                                       transport=self.http_transport) as client:
+                                       **self._client_options) as client:
                 self._client = client
                 start = self.session.start()
                 self._spawn(self._begin(start))

@@ -34,7 +34,8 @@ import sys
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["MARK", "Group", "become_subreaper", "end_children", "end_leftovers", "ended", "reap", "started", "stopped"]
+__all__ = ["MARK", "Group", "become_subreaper", "end_adopted", "end_children", "end_leftovers", "ended", "reap", "started",
+           "stopped"]
 
 MARK = "DIVERGE_CODEC_RELAY"
 """The environment variable that marks every process a relayed server starts."""
@@ -471,3 +472,11 @@ def _kill(pid: int, kill: Callable[[int, int], None], signum: int = signal.SIGKI
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+async def end_adopted() -> int:
+    """At a subreaper's end, once its relays ended: every child still there is an orphan it adopted that no mark
+    found (a server's own children were ended with it). Each is killed and reaped: how many."""
+    adopted = end_children()
+    await reap(adopted)
+    return len(adopted)

@@ -2,7 +2,7 @@
 
 - ``expand_header``: ``${NAME}`` in a ``--header`` value is taken from the environment, so a token
   need not be in the process list; an unset name is refused by name, never by value.
-- ``TokenSource``: ``--token-command``, run before the first request and again when a request sent with the
+- ``TokenSource``: ``--token-command`` or a program's token provider (an async callable), run before the first request and again when a request sent with the
   current token is answered 401: at once if that token served before (it expired), else once its run is
   ``TOKEN_REFRESH_EVERY`` seconds old (a token refused from the start is the server's refusal). Its
   standard output, read to its end or to the command's exit (whatever it left running may hold the pipe:
@@ -29,11 +29,11 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["TokenSource", "describe_challenge", "expand_header", "parse_challenge", "tls_context", "usable_token"]
+__all__ = ["CommandToken", "TokenSource", "describe_challenge", "expand_header", "parse_challenge", "tls_context", "usable_token"]
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 TOKEN_COMMAND_TIMEOUT = 30.0
@@ -78,6 +78,20 @@ def usable_token(text: bytes) -> str | None:
     return match.group(1).decode("ascii") if match is not None else None
 
 
+class CommandToken:
+    """``--token-command`` as a token provider (``api.Remote.token``): the shell command run as ``TokenSource``
+    runs it (its own timeout, its process group ended, its failure said in ``--token-command``'s words)."""
+
+    def __init__(self, command: str) -> None:
+        self.command: str = command
+
+    def __repr__(self) -> str:
+        return "CommandToken(...)"  # a command line may hold a secret
+
+    async def __call__(self) -> str:
+        return await TokenSource(self.command)._run()
+
+
 class TokenSource:
     """``--token-command``: a shell command whose standard output is a bearer token.
 
@@ -86,9 +100,17 @@ class TokenSource:
     whether a 401 may have a new token (``TOKEN_REFRESH_EVERY``). Its standard error is discarded and its
     standard input is empty: the relay's output stays one report, and nothing waits on a terminal."""
 
-    def __init__(self, command: str, *, timeout: float = TOKEN_COMMAND_TIMEOUT,
-                 every: float = TOKEN_REFRESH_EVERY, clock: Callable[[], float] = time.monotonic) -> None:
-        self.command: str = command
+    def __init__(self, command: str | None = None, *, provider: Callable[[], Awaitable[str]] | None = None,
+                 timeout: float = TOKEN_COMMAND_TIMEOUT, every: float = TOKEN_REFRESH_EVERY,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if isinstance(provider, CommandToken):
+            command, provider = provider.command, None
+        if (command is None) == (provider is None):
+            raise ValueError("a TokenSource has a command or a provider, one of them")
+        self.command: str | None = command
+        self.provider: Callable[[], Awaitable[str]] | None = provider
+        """A program's own async callable giving a bearer token (``api.Remote.token``), awaited as the command is run."""
+        self.name: str = "--token-command" if command is not None else "the token provider"
         self.timeout = timeout
         self.every = every
         self.version: int = 0
@@ -122,7 +144,7 @@ class TokenSource:
                 return self._value
             self._ran_at = self._clock()
             try:
-                token = await self._run()
+                token = await (self._run() if self.provider is None else self._ask())
             except CredentialError as error:
                 log.info("%s", error)
                 raise
@@ -130,10 +152,31 @@ class TokenSource:
             self.version += 1
             self._accepted = False
             if self.version > 1:
-                log.info("--token-command gave a new token (run %d): the server refused the last one", self.runs)
+                log.info("%s gave a new token (run %d): the server refused the last one", self.name, self.runs)
             return self._value
 
+    async def _ask(self) -> str:
+        """The provider's token: its failure is said by the exception's type alone (its text may hold a secret)."""
+        assert self.provider is not None
+        self.runs += 1
+        failure = None
+        try:
+            given: object = await asyncio.wait_for(self.provider(), self.timeout)
+        except asyncio.TimeoutError:
+            failure = f"the token provider did not answer within {self.timeout:g} s"
+        except CredentialError:
+            raise
+        except Exception as error:  # noqa: BLE001  # a program's own code: any failure is the provider's
+            failure = f"the token provider failed ({type(error).__name__})"
+        if failure is not None:  # raised outside the handler: the provider's exception is no __context__
+            raise CredentialError(failure)
+        token = usable_token(given.encode("ascii", "replace")) if isinstance(given, str) else None
+        if token is None:
+            raise CredentialError("the token provider gave no bearer token (a str of token characters)")
+        return token
+
     async def _run(self) -> str:
+        assert self.command is not None
         self.runs += 1
         read_end, write_end = os.pipe()
         try:
@@ -334,8 +377,18 @@ def tls_context(cacert: str | None, cert: str | None, key: str | None) -> Any:
     except (ssl.SSLError, ValueError):
         raise CredentialError("--cacert: no PEM certificate OpenSSL can read") from None
     if cert is not None:
-        try:
-            context.load_cert_chain(cert, key, password=lambda: b"")  # an encrypted key is refused, never prompted for
-        except (ssl.SSLError, ValueError):
-            raise CredentialError("--cert/--key: not a certificate and private key OpenSSL can read together") from None
+        load_client_certificate(context, cert, key)
     return context
+
+
+def load_client_certificate(context: Any, cert: str, key: str | None) -> None:
+    """``cert`` (and ``key``) presented by ``context``; CredentialError naming the options, never a value."""
+    import ssl
+
+    for option, path in (("--cert", cert), ("--key", key)):
+        if path is not None and not (os.path.isfile(path) and os.access(path, os.R_OK)):
+            raise CredentialError(f"{option}: not a readable file")
+    try:
+        context.load_cert_chain(cert, key, password=lambda: b"")  # an encrypted key is refused, never prompted for
+    except (ssl.SSLError, ValueError):
+        raise CredentialError("--cert/--key: not a certificate and private key OpenSSL can read together") from None

@@ -67,6 +67,7 @@ from .http_reach import retry_after, unreachable_status
 from .http_sse import HttpSse
 from .http_stateless import StatelessHttp
 from .http_streams import BACKOFF_CAP, RETRY_FLOOR
+from .network import NetworkPolicy, TokenProvider
 from .session import Phase
 
 __all__ = ["TRANSPORTS", "HttpRelay", "StreamableHttp", "check_url", "load_client", "parse_header"]
@@ -176,19 +177,21 @@ class HttpRelay(StreamableHttp):
     (the older HTTP+SSE alone, the 2025 era). ``options.protocol``: ``auto`` (the default) probes with
     ``server/discover``; a revision forces its era. ``token_command``: a shell command whose output is a bearer
     token, run at start and again on a 401, at most as often as ``remote_auth.TokenSource`` says; every request
-    carries the current token, the DELETE too. ``verify``: an ``ssl.SSLContext`` for https
-    (``remote_auth.tls_context``), or None for the system's CAs (and ``SSL_CERT_FILE``). ``clock`` and ``sleep``:
-    what every timing rule reads and waits with (a test's fake ones: ``HttpDriver``)."""
+    carries the current token, the DELETE too (``token``: a program's own async callable instead,
+    ``network.TokenProvider``). ``network``: the proxy and TLS policy (``network.NetworkPolicy``; None: the
+    environment's, as the CLI). ``verify``: an ``ssl.SSLContext`` for https (``remote_auth.tls_context``), or None
+    for the policy's (the system's CAs, and ``SSL_CERT_FILE``). ``clock`` and ``sleep``: what every timing rule reads
+    and waits with (default ``time.monotonic`` and ``asyncio.sleep``: ``HttpDriver``)."""
 
     def __init__(self, url: str, writer: ChannelWriter, options: RelayOptions = RelayOptions(),
                  headers: Sequence[tuple[str, str]] = (), *, transport: str = "auto", token_command: str | None = None,
-                 verify: Any = None, http_transport: Any = None, clock: Callable[[], float] | None = None,
-                 sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
+                 verify: Any = None, token: TokenProvider | None = None, network: NetworkPolicy | None = None,
+                 clock: Callable[[], float] | None = None, sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
         if transport == "sse" and options.protocol not in ("auto", *LEGACY_VERSIONS):
             raise ValueError("transport sse speaks the 2025 era alone: --protocol auto or a 2025 revision")
         self.ERAS = transport != "sse"
         super().__init__(url, writer, options, headers, transport=transport, token_command=token_command,
-                         verify=verify, http_transport=http_transport, clock=clock, sleep=sleep)
+                         verify=verify, token=token, network=network, clock=clock, sleep=sleep)
         modern = [StatelessHttp] if self.session.protocol is not None else []
         legacy = [StreamableHttp] if transport != "sse" else []
         self._then = [*modern, *legacy, *([HttpSse] if transport != "streamable-http" else [])]
