@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__SSE2__) && defined(__GNUC__)
 #include <emmintrin.h>
@@ -31,12 +32,19 @@
 #else
 #define DC_SSE2 0
 #endif
-/* An AVX2 twin of the long-string reader, chosen at run time, where GCC or clang build for x86-64
- * (DIVERGE_CODEC_NO_AVX2 leaves it out). */
+/* AVX2 and AVX-512 twins of the long-string reader, chosen at run time, where GCC or clang build
+ * for x86-64 (DIVERGE_CODEC_NO_AVX2 leaves both out, DIVERGE_CODEC_NO_AVX512 the second). The
+ * environment's DIVERGE_CODEC_SIMD (sse2, avx2 or avx512), read at the first long string, caps
+ * the choice, so that one machine measures and tests every path. */
 #if DC_SSE2 && defined(__x86_64__) && !defined(DIVERGE_CODEC_NO_AVX2)
 #define DC_AVX2 1
 #else
 #define DC_AVX2 0
+#endif
+#if DC_AVX2 && !defined(DIVERGE_CODEC_NO_AVX512)
+#define DC_AVX512 1
+#else
+#define DC_AVX512 0
 #endif
 
 enum {
@@ -300,6 +308,18 @@ static DC_ALWAYS_INLINE size_t dc_block(const unsigned char *s, size_t base, siz
     return DC_GO_ON;
 }
 
+/* After dc_block's answer read for the block at *pos: 1 and *pos moved to the next block's start
+ * where the string goes on, 0 where read is the answer (the string's end, or 0: invalid). */
+static DC_ALWAYS_INLINE int dc_block_next(size_t read, size_t *pos) {
+    if (read == DC_GO_ON) {
+        *pos += 64;
+        return 1;
+    }
+    if (!(read & DC_GO_ON)) return 0;
+    *pos = read & ~DC_GO_ON;
+    return 1;
+}
+
 static DC_NOINLINE size_t dc_block_walk(const unsigned char *s, size_t base, size_t end, uint64_t bits, int *escaped) {
     size_t pos;
     unsigned char c;
@@ -367,12 +387,7 @@ static DC_NOINLINE size_t dc_string_long_sse2(const unsigned char *s, size_t pos
             (uint64_t)(unsigned int)_mm_movemask_epi8(ba) | ((uint64_t)(unsigned int)_mm_movemask_epi8(bb) << 16)
                 | ((uint64_t)(unsigned int)_mm_movemask_epi8(bc) << 32) | ((uint64_t)(unsigned int)_mm_movemask_epi8(bd) << 48),
             _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(la, lb), _mm_or_si128(lc, ld))), 0, 0, &open, escaped);
-        if (read == DC_GO_ON) {
-            pos += 64;
-            continue;
-        }
-        if (!(read & DC_GO_ON)) return read;
-        pos = read & ~DC_GO_ON;
+        if (!dc_block_next(read, &pos)) return read;
     }
     return dc_string_tail(s, pos - (size_t)open, end, escaped);  /* an open escape: from its backslash */
 }
@@ -417,36 +432,85 @@ __attribute__((target("avx2,bmi,bmi2"))) static DC_NOINLINE size_t dc_string_lon
             (uint64_t)(unsigned int)_mm256_movemask_epi8(ba) | ((uint64_t)(unsigned int)_mm256_movemask_epi8(bb) << 32),
             !_mm256_testz_si256(_mm256_or_si256(la, lb), _mm256_or_si256(la, lb)),
             (uint64_t)(unsigned int)dc_strange32(a) | ((uint64_t)(unsigned int)dc_strange32(b) << 32), 1, &open, escaped);
-        if (read == DC_GO_ON) {
-            pos += 64;
-            continue;
-        }
-        if (!(read & DC_GO_ON)) return read;
-        pos = read & ~DC_GO_ON;
+        if (!dc_block_next(read, &pos)) return read;
     }
     return dc_string_tail(s, pos - (size_t)open, end, escaped);
 }
 
-static int dc_avx2 = -1;  /* unknown, then whether the AVX2 reader is used; a race writes the same value */
-static inline int dc_long_strings_avx2(int wanted);
+#if DC_AVX512
+/* The same, one 64-byte read a block where the CPU has AVX-512 (F and BW): the compares give the
+ * block's masks as they are, with no movemask and no shift to join them. */
+__attribute__((target("avx512f,avx512bw,bmi,bmi2"))) static DC_NOINLINE size_t dc_string_long_avx512(const unsigned char *s, size_t pos, size_t end, int *escaped) {
+    size_t read;
+    uint64_t open = 0, slashes, bits, lows;
+    const __m512i quote = _mm512_set1_epi8('"'), slash = _mm512_set1_epi8('\\'), low = _mm512_set1_epi8(0x20);
+    const __m512i low_nibbles = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 6, 0, 4, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 1));
+    const __m512i high_nibbles = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 1, 0, 0, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0));
+    const __m512i nibble = _mm512_set1_epi8(0x0F);
+    while (pos + 64 <= end) {
+        __m512i block = _mm512_loadu_si512((const void *)(s + pos)), kinds;
+        slashes = _mm512_cmpeq_epi8_mask(block, slash);
+        lows = _mm512_cmplt_epi8_mask(block, low);
+        bits = _mm512_cmpeq_epi8_mask(block, quote) | slashes | lows;
+        if (!(bits | open)) {
+            pos += 64;
+            continue;
+        }
+        /* the bytes that are none of a short escape's letters, as dc_strange32 finds them */
+        kinds = _mm512_and_si512(_mm512_shuffle_epi8(low_nibbles, _mm512_and_si512(block, nibble)),
+                                 _mm512_shuffle_epi8(high_nibbles, _mm512_and_si512(_mm512_srli_epi16(block, 4), nibble)));
+        read = dc_block(s, pos, end, bits, slashes, lows != 0, _mm512_cmpeq_epi8_mask(kinds, _mm512_setzero_si512()),
+                        1, &open, escaped);
+        if (!dc_block_next(read, &pos)) return read;
+    }
+    return dc_string_tail(s, pos - (size_t)open, end, escaped);
+}
+#endif
+
+enum { DC_READER_SSE2 = 0, DC_READER_AVX2 = 1, DC_READER_AVX512 = 2 };
+static int dc_reader = -1;  /* unknown, then the long-string reader used; a race writes the same value */
+static inline int dc_long_strings_reader(int wanted);
 #endif
 
 static DC_NOINLINE size_t dc_string_long(const unsigned char *s, size_t pos, size_t end, int *escaped) {
 #if DC_AVX2
-    if (dc_avx2 < 0) dc_long_strings_avx2(-1);
-    if (dc_avx2) return dc_string_long_avx2(s, pos, end, escaped);
+    if (dc_reader < 0) dc_long_strings_reader(-1);
+#if DC_AVX512
+    if (dc_reader == DC_READER_AVX512) return dc_string_long_avx512(s, pos, end, escaped);
+#endif
+    if (dc_reader == DC_READER_AVX2) return dc_string_long_avx2(s, pos, end, escaped);
 #endif
     return dc_string_long_sse2(s, pos, end, escaped);
 }
 #endif
 
-/* Whether long strings are read with AVX2: wanted -1 asks (the first time, the CPU and the OS
- * are asked), 0 or 1 chooses (1 only where they have it); the tests run both readers. */
-static inline int dc_long_strings_avx2(int wanted) {
+/* The most capable long-string reader this build and this CPU (and its OS) offer: 0 SSE2, 1 AVX2,
+ * 2 AVX-512. (No SSE2 at all reads 0 too: the plain reader.) */
+static inline int dc_long_strings_best(void) {
+    int best = 0;
 #if DC_AVX2
-    int has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
-    if (wanted >= 0 || dc_avx2 < 0) dc_avx2 = wanted ? has : 0;
-    return dc_avx2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2")) best = 1;
+#if DC_AVX512
+    if (best && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) best = 2;
+#endif
+#endif
+    return best;
+}
+
+/* Which long-string reader is used: wanted -1 asks (the first time: the best there is, capped by
+ * the environment's DIVERGE_CODEC_SIMD, sse2 / avx2 / avx512), 0, 1 or 2 chooses (capped by what
+ * there is); the answer is the reader chosen. The tests run each. */
+static inline int dc_long_strings_reader(int wanted) {
+#if DC_AVX2
+    int best = dc_long_strings_best();
+    const char *asked;
+    if (wanted < 0 && dc_reader >= 0) return dc_reader;
+    if (wanted < 0) {
+        asked = getenv("DIVERGE_CODEC_SIMD");
+        wanted = !asked ? 2 : !strcmp(asked, "sse2") ? 0 : !strcmp(asked, "avx2") ? 1 : 2;
+    }
+    dc_reader = wanted < best ? wanted : best;
+    return dc_reader;
 #else
     (void)wanted;
     return 0;
