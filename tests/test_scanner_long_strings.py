@@ -110,3 +110,14 @@ def test_the_environment_caps_the_first_choice(reader):
         run = subprocess.run([sys.executable, "-c", script], env={**os.environ, "DIVERGE_CODEC_SIMD": asked},
                              capture_output=True, text=True, check=True)
         assert run.stdout.strip() == expected, asked
+
+
+@pytest.mark.parametrize("character", ["é", "→", "😀"])
+def test_a_character_that_runs_past_a_block_after_an_escape_open_at_the_last_blocks_end(character):
+    # a block's non-ASCII characters are checked from their lead bytes, and one that runs past the
+    # block moves the next block's start: no escape is open there, whatever the last block carried
+    for lead in range(32, 100):
+        for gap in range(66):
+            text = b"a" * lead + b"\\n" + b"b" * gap + character.encode() + b"c" * 80
+            scanner_check._check(body(text))
+            check_one(b"\x00" + body(text))
