@@ -9,7 +9,7 @@ a rotating order; a side's figure is the median of its rounds. The load average 
 printed beside the table: the figures are only comparable at a similar load. Run from
 the repo root with the venv active:
 
-    python benchmarks/cpu_time.py [--pure] [--sse2] [--rounds N] [--batch-ms MS] [substring of case names ...]
+    python benchmarks/cpu_time.py [--pure] [--simd sse2|avx2|avx512] [--rounds N] [--batch-ms MS] [substring of case names ...]
 
 Prints a Markdown table: ns per call of each side, the ratio to orjson and to msgspec, the target.
 """
@@ -69,7 +69,7 @@ def main(argv: list[str]) -> None:
     sys.path.insert(0, str(HERE))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pure", action="store_true", help="the pure core's side instead of the compiled one")
-    parser.add_argument("--sse2", action="store_true", help="the compiled core's SSE2 long-string reader, not its AVX2 twin")
+    parser.add_argument("--simd", choices=("sse2", "avx2", "avx512"), help="the compiled core's long-string reader (default: the best the CPU has)")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--batch-ms", type=float, default=20.0)
     parser.add_argument("filters", nargs="*")
@@ -78,13 +78,14 @@ def main(argv: list[str]) -> None:
     from peer_cases import msgspec, peer_cases
 
     implementation = "python" if args.pure else "cython"
-    if args.sse2:
+    reader = "none (pure)"
+    if not args.pure:
         from diverge_codec import _mcp_notifications_c
 
-        _mcp_notifications_c._long_strings_avx2(0)
+        reader = _mcp_notifications_c._long_strings_reader(args.simd)
     print(f"CPython {platform.python_version()}, orjson {orjson.__version__}, "
           f"msgspec {getattr(msgspec, '__version__', 'absent')}, {'pure' if args.pure else 'compiled'} core"
-          f"{' (SSE2 strings)' if args.sse2 else ''}; "
+          f" ({reader} long-string reader); "
           f"{args.rounds} rounds of {args.batch_ms:.0f} ms a side; {load()} at the start")
     print("| case | orjson ns | ours ns | msgspec ns | ours / orjson | ours / msgspec | target |")
     print("|---|---:|---:|---:|---:|---:|---:|")

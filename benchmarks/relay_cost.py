@@ -10,7 +10,9 @@ file is ``--mb`` MB), each run ``--rounds`` times, the CPU of the whole process 
 - ``pipe``: ``cat REPLAY | cat > /dev/null``, the floor: the same bytes through two processes.
 
 Printed: the median CPU seconds of each, µs per notification, and the ratios relay/naive and
-relay/pipe. ``python benchmarks/relay_cost.py [--mb 150] [--rounds 3]``.
+relay/pipe. ``python benchmarks/relay_cost.py [--mb 150] [--rounds 3]``. ``--marginal MB2`` runs a second,
+larger replay and prints each command's CPU per notification between the two (start-up left out:
+issue 44's measure); ``--against DIR`` adds the relay of another checkout built in place.
 """
 
 from __future__ import annotations
@@ -63,33 +65,54 @@ def _cpu(command: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=30, help="size of the replay in MB (default 30)")
+    parser.add_argument("--marginal", type=float, metavar="MB2",
+                        help="a second, larger replay: each command's CPU per notification between the two (start-up left out)")
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="also the relay of a checkout built in place (benchmarks/compare.py --keep leaves one)")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each command, by turns (default 3)")
     args = parser.parse_args()
     one = b"".join(path.read_bytes() for path in CAPTURES)
+    sizes = [args.mb] + ([args.marginal] if args.marginal else [])
+    counts: dict[float, int] = {}
+    times: dict[tuple[float, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as scratch:
-        replay = Path(scratch) / "replay.jsonl"
-        replay.write_bytes(one * max(1, round(args.mb * 1e6 / len(one))))
         naive = Path(scratch) / "naive_relay.py"
         naive.write_text(NAIVE)
-        data = replay.read_bytes()
-        notifications = sum(1 for line in data.splitlines() if b'"method"' in line and b'"id"' not in line)
         python = sys.executable
-        commands = {
-            "relay": f"{python} -m diverge_codec relay --until-answered -- cat {replay} > /dev/null",
-            "naive": f"{python} {naive} cat {replay} > /dev/null",
-            "pipe": f"cat {replay} | cat > /dev/null",
-        }
-        times: dict[str, list[float]] = {name: [] for name in commands}
+        commands: dict[float, dict[str, str]] = {}
+        for mb in sizes:
+            replay = Path(scratch) / f"replay-{mb}.jsonl"
+            data = one * max(1, round(mb * 1e6 / len(one)))
+            replay.write_bytes(data)
+            counts[mb] = sum(1 for line in data.splitlines() if b'"method"' in line and b'"id"' not in line)
+            commands[mb] = {"relay": f"{python} -m diverge_codec relay --until-answered -- cat {replay} > /dev/null"}
+            if args.against:
+                commands[mb]["old relay"] = (f"PYTHONPATH={args.against.resolve() / 'src'} {python} -m diverge_codec relay "
+                                             f"--until-answered -- cat {replay} > /dev/null")
+            commands[mb]["naive"] = f"{python} {naive} cat {replay} > /dev/null"
+            commands[mb]["pipe"] = f"cat {replay} | cat > /dev/null"
         for _ in range(args.rounds):
-            for name, command in commands.items():
-                times[name].append(_cpu(command))
-    median = {name: statistics.median(values) for name, values in times.items()}
-    print(f"replay: {len(data) / 1e6:.1f} MB, {notifications} notifications; load average {os.getloadavg()[0]:.2f}; "
-          f"{args.rounds} rounds; CPU seconds, median (min-max)")
-    for name, values in times.items():
-        print(f"  {name:6} {median[name]:7.3f} s ({min(values):.3f}-{max(values):.3f})  "
-              f"{median[name] / notifications * 1e6:6.2f} us per notification")
-    print(f"relay / naive: {median['relay'] / median['naive']:.2f}x   relay / pipe: {median['relay'] / median['pipe']:.1f}x")
+            for mb in sizes:
+                for name, command in commands[mb].items():
+                    times.setdefault((mb, name), []).append(_cpu(command))
+    median = {key: statistics.median(values) for key, values in times.items()}
+    print(f"load average {os.getloadavg()[0]:.2f}; {args.rounds} rounds by turns; CPU seconds of the process tree, median (min-max)")
+    for mb in sizes:
+        print(f"replay of {mb:g} MB, {counts[mb]} notifications:")
+        for name in commands[mb]:
+            values = times[(mb, name)]
+            print(f"  {name:9} {median[(mb, name)]:7.3f} s ({min(values):.3f}-{max(values):.3f})  "
+                  f"{median[(mb, name)] / counts[mb] * 1e6:6.3f} us per notification")
+        print(f"  relay / naive: {median[(mb, 'relay')] / median[(mb, 'naive')]:.3f}x   "
+              f"relay / pipe: {median[(mb, 'relay')] / median[(mb, 'pipe')]:.2f}x")
+    if args.marginal:
+        small, big = sizes
+        each = {name: (median[(big, name)] - median[(small, name)]) / (counts[big] - counts[small]) * 1e6
+                for name in commands[big]}
+        print(f"marginal, {small:g} -> {big:g} MB (us per notification): "
+              + ", ".join(f"{name} {value:.3f}" for name, value in each.items()))
+        print(f"  relay / naive: {each['relay'] / each['naive']:.3f}x   relay / pipe: {each['relay'] / each['pipe']:.2f}x"
+              + (f"   old relay / naive: {each['old relay'] / each['naive']:.3f}x" if args.against else ""))
 
 
 if __name__ == "__main__":

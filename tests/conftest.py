@@ -174,6 +174,7 @@ PROCESSES = {
     ),
     "test_contract.py": ("test_the_stdlib_backend_gives_every_outcome_orjson_gives",),
     "test_decode_lazy.py": ("test_the_stdlib_json_path_reads_the_pieces_alike",),
+    "test_scanner_long_strings.py": ("test_the_environment_caps_the_first_choice",),
     "test_hostile.py": ("test_a_100_mb_body_costs_about_two_copies",),
     "test_install.py": (
         "test_a_missing_compiled_core_is_a_silent_fallback_even_under_W_error",

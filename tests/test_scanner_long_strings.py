@@ -1,8 +1,12 @@
 """The compiled scan's long strings (past their first 32 bytes, read out of line 64 bytes a
 step) held to orjson and to the pure core: every special byte at every offset of strings that
 end at every distance from a 16- and 64-byte block and from the document's end; with each of
-the two readers (AVX2 where the CPU has it, and SSE2)."""
+the three readers (AVX-512 and AVX2 where the CPU has them, and SSE2)."""
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -15,13 +19,15 @@ if ALLOW_NO_EXTENSION:
 from diverge_codec import _mcp_notifications_c  # noqa: E402
 
 
-@pytest.fixture(autouse=True, params=[1, 0], ids=["avx2", "sse2"])
+@pytest.fixture(autouse=True, params=["avx512", "avx2", "sse2"])
 def reader(request):
-    """Each test once with each reader; the CPU's own choice put back after."""
-    if _mcp_notifications_c._long_strings_avx2(request.param) != bool(request.param):
-        pytest.skip("no AVX2 reader here (not x86-64, or the CPU lacks AVX2/BMI2)")
+    """Each test once with each reader; the one chosen before put back after."""
+    before = _mcp_notifications_c._long_strings_reader()
+    if _mcp_notifications_c._long_strings_reader(request.param) != request.param:
+        _mcp_notifications_c._long_strings_reader(before)
+        pytest.skip(f"no {request.param} reader here (not x86-64, or the CPU lacks it)")
     yield request.param
-    _mcp_notifications_c._long_strings_avx2(1)
+    _mcp_notifications_c._long_strings_reader(before)
 
 # What a string reader looks at: an end, escapes good and bad, control and invalid bytes, UTF-8.
 SPECIALS = [
@@ -84,3 +90,34 @@ def test_every_byte_after_a_backslash_in_a_long_string_is_held_to_orjson():
         for offset in (0, 17, 31, 32, 35, 40, 63, 64, 95, 130):
             text = b"a" * offset + b"\\" + bytes([byte]) + b"b" * 150
             scanner_check._check(body(text))
+
+
+def test_a_reader_is_chosen_by_name_and_capped_by_what_there_is(reader):
+    best = _mcp_notifications_c._long_strings_reader("best")
+    order = ["sse2", "avx2", "avx512"]
+    for name in order:
+        assert _mcp_notifications_c._long_strings_reader(name) == order[min(order.index(name), order.index(best))]
+    with pytest.raises(ValueError):
+        _mcp_notifications_c._long_strings_reader("avx1024")
+    _mcp_notifications_c._long_strings_reader(reader)
+
+
+def test_the_environment_caps_the_first_choice(reader):
+    best = _mcp_notifications_c._long_strings_reader("best")
+    _mcp_notifications_c._long_strings_reader(reader)
+    script = "from diverge_codec import _mcp_notifications_c as m; print(m._long_strings_reader())"
+    for asked, expected in (("sse2", "sse2"), ("avx2", "avx2" if best != "sse2" else "sse2"), ("avx512", best), ("", best)):
+        run = subprocess.run([sys.executable, "-c", script], env={**os.environ, "DIVERGE_CODEC_SIMD": asked},
+                             capture_output=True, text=True, check=True)
+        assert run.stdout.strip() == expected, asked
+
+
+@pytest.mark.parametrize("character", ["é", "→", "😀"])
+def test_a_character_that_runs_past_a_block_after_an_escape_open_at_the_last_blocks_end(character):
+    # a block's non-ASCII characters are checked from their lead bytes, and one that runs past the
+    # block moves the next block's start: no escape is open there, whatever the last block carried
+    for lead in range(32, 100):
+        for gap in range(66):
+            text = b"a" * lead + b"\\n" + b"b" * gap + character.encode() + b"c" * 80
+            scanner_check._check(body(text))
+            check_one(b"\x00" + body(text))

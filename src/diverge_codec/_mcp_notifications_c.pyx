@@ -418,16 +418,21 @@ cdef extern from "_jsonscan.h":
         size_t cuts[DC_MAX_CUTS][2]
     int dc_scan_notification(const char* data, size_t size, dc_splice* out) nogil
     size_t DC_WINDOW_FROM
-    int dc_long_strings_avx2(int wanted) nogil
+    int dc_long_strings_reader(int wanted) nogil
 
 
 _SCAN_WINDOW_FROM = DC_WINDOW_FROM
 """The least document size the compiled scan reads with its window (the tests and fuzzers pad to it)."""
 
 
-def _long_strings_avx2(int wanted=-1):
-    """Whether this module reads long strings with AVX2; 0 or 1 chooses (1 where the CPU has it): the tests run both."""
-    return bool(dc_long_strings_avx2(wanted))
+_SIMD_PATHS = ("sse2", "avx2", "avx512")
+
+
+def _long_strings_reader(wanted=None):
+    """The long-string reader this module uses: "sse2", "avx2" or "avx512". A name chooses it (or the
+    best below it that the build and the CPU have), "best" chooses the best there is, and None asks
+    (the first time: the best, capped by the environment's DIVERGE_CODEC_SIMD). The tests run each."""
+    return _SIMD_PATHS[dc_long_strings_reader(-1 if wanted is None else (2 if wanted == "best" else _SIMD_PATHS.index(wanted)))]
 
 
 from diverge_codec._mcp_notifications_py import splice_notification as _parsed_splice
