@@ -163,6 +163,7 @@ SLOW_FILES = (
 )
 """Files every test of which starts a process (the CLI, a relay, a type checker, a server)."""
 PROCESSES = {
+    "test_cli_parts.py": ("test_bench_plot_has_a_title_lower_is_better_and_the_targets",),  # matplotlib runs fc-list until its font cache is made
     "test_cli_mistakes.py": (
         "test_a_bad_path_fails_before_any_output", "test_a_json_looking_start_within_the_limit_is_read_as_records",
         "test_an_empty_capture_is_a_finish_with_nothing", "test_json_lines_given_to_inspect_say_what_to_run_before_any_output",
