@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
+import time
 
 import pytest
 
@@ -340,3 +341,15 @@ def test_first_cancels_the_tasks_it_made_and_never_a_future_it_was_given():
         await asyncio.sleep(0)
         assert slow.cancelled()
     asyncio.run(scenario())
+
+
+def test_the_pump_ends_with_the_session_so_the_end_does_not_wait_out_the_grace(mn, monkeypatch):
+    """With nothing left to write, the channel's pump returns once the session ended: closing the channel finds it
+    done and never waits ``grace`` for a consumer that has everything (a pump that looped on would be taken for a
+    stuck one, and the relay would end a whole grace late)."""
+    lines = [_log(number, 40) for number in range(20)]
+    started = time.monotonic()
+    report, received, _ = _relay(mn, monkeypatch, lines, per_read=1 << 16, every=0, grace=60)
+    assert time.monotonic() - started < 30  # the grace is 60 s: a bound for "it ends", not a speed
+    assert (report.relayed, report.unsent, report.channel_cut) == (20, 0, False)
+    assert channel(received)[2] is State.FINISHED
