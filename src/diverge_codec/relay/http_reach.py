@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 __all__ = ["UNREACHABLE_STATUSES", "Reach", "log", "retry_after", "unreachable_status"]
 
-log = logging.getLogger("diverge_codec.relay")
+log: logging.Logger = logging.getLogger("diverge_codec.relay")
 
 UNREACHABLE_STATUSES = (502, 503, 504)
 """A gateway with no server behind it (and 429 with ``Retry-After``): "cannot be reached", never "refused"."""
