@@ -189,6 +189,21 @@ def test_a_408_closing_a_reused_connection_is_its_idle_timeout_and_the_request_g
     assert client.retried == 1
 
 
+@pytest.mark.parametrize("header", ["Connection: keep-alive", "X-Note: closed for lunch"])
+def test_a_408_that_does_not_close_its_connection_is_the_answer_and_is_not_sent_again(header):
+    """Only ``Connection: close`` says the server timed the idle connection out: a 408 keeping its connection,
+    or a ``close`` in another header, is the server's answer to this request, returned as it is."""
+    timeout = f"HTTP/1.1 408 Request Timeout\r\n{header}\r\nContent-Length: 0\r\n\r\n".encode()
+    first, second = ScriptedStream([ok(b"one"), timeout]), ScriptedStream([ok(b"two")])
+    client, backend, _ = client_on(first, second)
+
+    async def main() -> None:
+        await fetch(client)
+        assert await fetch(client, "POST", content=b"{}") == (408, b"")
+    run(main())
+    assert client.retried == 0 and len(backend.opened) == 1
+
+
 @pytest.mark.parametrize("case", ["fresh", "answer begun", "second failure"])
 def test_no_retry_on_a_fresh_connection_after_an_answer_began_or_twice(case):
     cut = b"HTTP/1.1 200 OK\r\nContent-Le"

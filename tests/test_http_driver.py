@@ -277,3 +277,15 @@ def test_a_session_id_http_cannot_carry_ends_the_relay_cleanly():
 
     report, _ = relay(handle)
     assert report["server"]["error"] == "the server's Mcp-Session-Id is not visible ASCII: unusable"
+
+
+def test_every_post_is_counted_out_when_it_ends_so_the_limit_measures_what_is_in_flight():
+    """The POSTs waiting or in flight are counted in and out one each (``MAX_POSTS`` holds the server's reading
+    back on that count): once every request was answered, none is left counted, in either direction."""
+    server = Server()
+    driver = HttpRelay(URL, FileWriter(_Kept()), RelayOptions(grace=0.5, request_timeout=5.0, protocol="2025-11-25",
+                                                              calls=[("go", {})] * 5, until_answered=True))
+    driver._client_options["transport"] = server.handle  # the scripted server, under the driver (no public hook)
+    report = asyncio.run(asyncio.wait_for(driver.run(), 30)).as_dict()
+    assert report["calls"]["answered"] == 5
+    assert driver._waiting_posts == 0 and driver.session.server_reading
