@@ -81,7 +81,7 @@ def test_input_required_ends_the_call_counted_and_said(name):
     done = subprocess.run([sys.executable, "-m", "diverge_codec", "relay", "--call", "ask", "--until-answered", "--grace", "2",
                            "--quiet-server", "--", *peer(name)], capture_output=True, timeout=120)
     lines = done.stderr.decode().splitlines()
-    report = _json.loads(lines[-1])
+    report = _json.loads(lines[-1].encode())
     assert done.returncode == 3 and report["server"]["input_required"] == 1 and report["calls"]["failed"] == 1
     assert "diverge-codec: tools/call ask failed: the server asked for input (input_required); the relay has none to give" in lines
 
@@ -94,7 +94,7 @@ def test_a_server_of_an_unknown_revision_is_named_with_its_versions_and_exit_1(p
     assert done.returncode == 1
     assert lines[:-1] == ["diverge-codec: the server shares no MCP revision with the relay: it offered 2099-01-01; the relay "
                           "speaks 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"]
-    report = _json.loads(lines[-1])
+    report = _json.loads(lines[-1].encode())
     assert report["server"]["versions_offered"] == ["2099-01-01"] and report["server"]["discover"] == "no shared revision"
 
 
@@ -102,7 +102,7 @@ def test_a_2025_revision_forced_skips_the_probe():
     done = subprocess.run([sys.executable, "-m", "diverge_codec", "relay", "--protocol", "2025-11-25", "--until-answered",
                            "--quiet-server", "--", *peer("ts-v2-modern")], capture_output=True, timeout=60)
     lines = done.stderr.decode().splitlines()
-    assert done.returncode == 1 and _json.loads(lines[-1])["server"]["versions_offered"] == ["2026-07-28"]
+    assert done.returncode == 1 and _json.loads(lines[-1].encode())["server"]["versions_offered"] == ["2026-07-28"]
     assert lines[0].startswith("diverge-codec: the server shares no MCP revision with the relay: it offered 2026-07-28")
 
 

@@ -179,7 +179,7 @@ def test_a_2025_revision_forced_against_a_modern_only_server_names_its_versions(
     finally:
         _stop(process)
     lines = done.stderr.decode().splitlines()
-    assert done.returncode == 1 and _json.loads(lines[-1])["server"]["versions_offered"] == ["2026-07-28"]
+    assert done.returncode == 1 and _json.loads(lines[-1].encode())["server"]["versions_offered"] == ["2026-07-28"]
     assert "SSE" not in done.stderr.decode() and "offered 2026-07-28" in lines[-2]
 
 
@@ -238,7 +238,7 @@ def test_a_server_restarted_under_the_relay_has_its_listen_stream_reopened_nothi
         _stop(process)
         if relay.poll() is None:
             relay.kill()
-    report = _json.loads(err.decode().splitlines()[-1])
+    report = _json.loads(err.splitlines()[-1])
     payloads = list(stream.split_records(out))
     acknowledged = [payload for payload in payloads if b"notifications/subscriptions/acknowledged" in payload]
     others = [payload for payload in payloads if payload not in acknowledged]

@@ -21,6 +21,7 @@ from diverge_codec.relay.remote_auth import TOKEN_BYTES, CredentialError, TokenS
 HERE = Path(__file__).parent
 RELAY = [sys.executable, "-m", "diverge_codec", "relay"]
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX shells and process groups")
+pytest.importorskip("h11", reason="relay --url needs the [http] extra (h11)")
 
 
 def _token(command: str, timeout: float = 20.0) -> str:
@@ -146,8 +147,11 @@ def test_the_relay_s_end_ends_a_hanging_token_command(how, tmp_path):
     relay = subprocess.Popen([*RELAY, "--url", "http://127.0.0.1:9/mcp", "--token-command",
                               f"sleep 99 & echo $! > {pids}; echo $$ >> {pids}; wait", *args, "--grace", "0.5",
                               "--out", os.devnull], stderr=subprocess.PIPE, text=True)
-    while not pids.exists() or len(pids.read_text().split()) < 2:
+    deadline = time.monotonic() + 30
+    while (not pids.exists() or len(pids.read_text().split()) < 2) and relay.poll() is None:
+        assert time.monotonic() < deadline, "the token command never started"
         time.sleep(0.02)
+    assert relay.poll() is None, relay.communicate()[1]  # the relay waits on its token command
     if how == "SIGINT":
         relay.send_signal(signal.SIGINT)
     _, err = relay.communicate(timeout=30)
