@@ -85,7 +85,7 @@ def _server(key: str, entry: Any) -> Command | Remote:
         command = [_string(entry.get("command"), "command"), *_list(entry.get("args"), "args")]
         env = {name: _expand(name, value, "env") for name, value in _strings(entry.get("env"), "env")}
         cwd = _string(entry["cwd"], "cwd") if "cwd" in entry else None
-        return Command(command, {**os.environ, **env}, cwd)
+        return Command(command, {**os.environ, **env} if env else None, cwd)  # None: inherited, no copy to encode
     except (ValueError, CredentialError) as error:
         raise UsageError(f"{where}: {error}") from None
 
