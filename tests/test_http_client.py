@@ -22,7 +22,7 @@ import pytest
 h11 = pytest.importorskip("h11", reason="the relay's HTTP client needs the [http] extra (h11)")
 from diverge_codec._version import __version__  # noqa: E402
 from diverge_codec.relay import http_client, http_tls  # noqa: E402
-from scripted_http import ScriptedStream  # noqa: E402
+from scripted_http import HandlerBackend, Request, Response, ScriptedStream  # noqa: E402
 from diverge_codec.relay.cookies import COOKIE_BYTES  # noqa: E402
 from diverge_codec.relay.http_client import (  # noqa: E402
     ConnectError, ConnectTimeout, HttpClient, HttpError, HttpProtocolError, ProxyError, WriteTimeout, proxy_for,
@@ -400,26 +400,31 @@ def test_tls_that_fails_through_the_tunnel_closes_it_and_a_tunnel_cut_short_is_a
     run(main())
 
 
-def test_a_mock_transport_sees_the_merged_request():
-    seen: list[http_client.Request] = []
+def test_a_server_under_the_client_sees_the_request_the_client_built_with_its_headers_merged():
+    """A scripted server below the client (``scripted_http.HandlerBackend``: h11 parsing what the client wrote)
+    sees the request as built: the client's headers, then the request's, a User-Agent, Host, Content-Length;
+    a chunked answer of two pieces is read back whole, on the one connection kept for the next request."""
+    seen: list[Request] = []
 
-    async def handle(request: http_client.Request) -> http_client.Response:
+    async def handle(request: Request) -> Response:
         seen.append(request)
-        return http_client.Response(201, {"Content-Type": "text/plain"}, [b"a", b"b"])
+        return Response(201, {"Content-Type": "text/plain"}, [b"a", b"b"])
 
     async def main() -> None:
-        async with HttpClient(headers=[("X-A", "1")], transport=handle) as client:
+        backend = HandlerBackend(handle)
+        async with HttpClient(headers=[("X-A", "1")], backend=backend) as client:
             status, headers, body = await fetch(client, "http://mcp.test/p?q", "POST", headers={"x-b": "2"}, content=b"{}")
-        assert (status, headers, body) == (201, {"content-type": "text/plain"}, b"ab")
-        request = seen[0]
-        assert (request.method, request.url, request.path, request.content) == ("POST", "http://mcp.test/p?q", "/p", b"{}")
-        await fetch(client, "http://mcp.test/")
-        assert seen[1].content == b""
-        assert (repr(request), repr(http_client.Response(404))) == ("<Request POST>", "<Response 404>")
-        assert [[bytes(piece) async for piece in http_client.Response(200, content=body).aiter_raw()]
-                for body in (b"xy", b"", bytearray(b"z"))] == [[b"xy"], [], [b"z"]]
-        assert dict(request.headers) == {"x-a": "1", "x-b": "2", "user-agent": f"diverge-codec/{__version__}"}
-        assert repr(request.headers) == "Headers(['x-a', 'x-b', 'user-agent'])"
+            assert (status, headers, body) == (201, {"content-type": "text/plain", "transfer-encoding": "chunked"}, b"ab")
+            request = seen[0]
+            assert (request.method, request.url, request.path, request.content) == ("POST", "http://mcp.test/p?q", "/p", b"{}")
+            assert await fetch(client, "http://mcp.test/") == (201, headers, b"ab")
+            async with client.stream("GET", "http://mcp.test/") as response:
+                assert repr(response) == "<Response 201>"
+        assert seen[1].content == b"" and "content-length" not in seen[1].headers.keys()
+        assert len(backend.opened) == 1  # one connection, kept between the requests
+        assert dict(request.headers) == {"host": "mcp.test", "x-a": "1", "x-b": "2",
+                                         "user-agent": f"diverge-codec/{__version__}", "content-length": "2"}
+        assert repr(request.headers) == "Headers(['host', 'x-a', 'x-b', 'user-agent', 'content-length'])"
         with pytest.raises(KeyError):
             request.headers["x-c"]
     run(main())

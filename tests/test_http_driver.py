@@ -1,4 +1,4 @@
-"""The HTTP drivers in-process: ``HttpRelay`` against a scripted server (the client's ``transport``, set under the driver), no process, no socket.
+"""The HTTP drivers in-process: ``HttpRelay`` against a scripted server (``scripted_http.serving``: under the client), no process, no socket.
 
 The quick subset reaches the headers each request carries, each status's meaning (a forgotten session on
 the POST path and the GET path, the older transport's signs, redirects), the stream rules (resumption from
@@ -22,8 +22,8 @@ from diverge_codec.relay.channel import FileWriter, RelayOptions
 from diverge_codec.sequence import McpNotificationsChecker, State
 
 pytest.importorskip("h11", reason="the HTTP driver needs the [http] extra (h11)")
-from diverge_codec.relay.http_client import Response  # noqa: E402
 from diverge_codec.relay.streamable_http import HttpRelay  # noqa: E402
+from scripted_http import Response, serving  # noqa: E402
 
 URL = "http://mcp.test/mcp"
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "mock", "version": "0"}}
@@ -97,8 +97,8 @@ def relay(server: Server | Any, *args: Any, pure: bool = False, **options: Any) 
         from diverge_codec import _mcp_notifications_py
         settings["frame"] = _mcp_notifications_py.splice_notification
     driver = HttpRelay(URL, FileWriter(out), RelayOptions(**settings), *args)
-    driver._client_options["transport"] = handler  # the scripted server, under the driver (no public hook)
-    report = asyncio.run(asyncio.wait_for(driver.run(), 30)).as_dict()
+    with serving(handler):  # the scripted server, under the client
+        report = asyncio.run(asyncio.wait_for(driver.run(), 30)).as_dict()
     checker = McpNotificationsChecker()
     frames = [checker.payload(bytes(p)) for p in stream.split_records(out.getvalue())]
     state = checker.finish()
@@ -285,7 +285,7 @@ def test_every_post_is_counted_out_when_it_ends_so_the_limit_measures_what_is_in
     server = Server()
     driver = HttpRelay(URL, FileWriter(_Kept()), RelayOptions(grace=0.5, request_timeout=5.0, protocol="2025-11-25",
                                                               calls=[("go", {})] * 5, until_answered=True))
-    driver._client_options["transport"] = server.handle  # the scripted server, under the driver (no public hook)
-    report = asyncio.run(asyncio.wait_for(driver.run(), 30)).as_dict()
+    with serving(server.handle):
+        report = asyncio.run(asyncio.wait_for(driver.run(), 30)).as_dict()
     assert report["calls"]["answered"] == 5
     assert driver._waiting_posts == 0 and driver.session.server_reading

@@ -24,7 +24,7 @@ from diverge_codec.relay.session import RelayReport
 
 pytest.importorskip("h11", reason="the HTTP driver needs the [http] extra (h11)")
 from diverge_codec.relay import http_client  # noqa: E402
-from diverge_codec.relay.http_client import Response  # noqa: E402
+from scripted_http import Response, serving  # noqa: E402
 from test_http_driver import INIT, SSE, Server, _answer, _events, _log, _streamed, pure, relay  # noqa: E402,F401
 
 JSON = {"content-type": "application/json"}
@@ -90,7 +90,7 @@ def test_one_post_that_fails_fails_that_call_alone_and_the_session_goes_on(caplo
         body = _body(request)
         if body.get("method") == "tools/call" and body["params"]["name"] == "breaks" and not failed:
             failed.append("once")
-            raise http_client.ReadError("the connection failed while the response was read")
+            raise ConnectionResetError(104, "the server failed: the connection is reset")
         return server.handle(request)
 
     with caplog.at_level(logging.INFO, logger="diverge_codec.relay"):
@@ -99,7 +99,7 @@ def test_one_post_that_fails_fails_that_call_alone_and_the_session_goes_on(caplo
     assert server_report["sessions"] == 1 and server_report["calls_lost"] == 0 and server_report["posts_failed"] == 1
     assert report["calls"] == {"sent": 2, "answered": 1, "failed": 1, "timed_out": 0}
     assert server.methods().count("initialize") == 1
-    assert "tools/call failed (the connection failed while the response was read): that one alone" in caplog.text
+    assert "tools/call failed (connection reset by peer): that one alone" in caplog.text
 
 
 # --- a gateway's 502/503/504: the server cannot be reached --------------------------------------------------
@@ -309,8 +309,8 @@ def _legacy(server: LegacyServer, **options: Any) -> dict[str, Any]:
 
     settings = {"grace": 0.5, "request_timeout": 5.0, **options}
     driver = HttpRelay(URL, FileWriter(_Kept()), RelayOptions(**settings), transport="sse")
-    driver._client_options["transport"] = server.handle
-    return asyncio.run(asyncio.wait_for(driver.run(), 30)).as_dict()
+    with serving(server.handle):
+        return asyncio.run(asyncio.wait_for(driver.run(), 30)).as_dict()
 
 
 # --- the GET stream's silence limit -----------------------------------------------------------------------
@@ -484,7 +484,7 @@ def test_each_exchange_is_a_debug_line_with_no_header_value_token_cookie_or_quer
 
     def handle(request: Any) -> Any:
         answer = server.handle(request)
-        answer.headers = http_client.Headers([*answer.headers.raw, ("set-cookie", "affinity=COOKIE-VALUE")])
+        answer.headers = [*answer.headers, (b"set-cookie", b"affinity=COOKIE-VALUE")]
         return answer
 
     from diverge_codec.relay.channel import FileWriter, RelayOptions
@@ -494,8 +494,7 @@ def test_each_exchange_is_a_debug_line_with_no_header_value_token_cookie_or_quer
     driver = HttpRelay("http://mcp.test/mcp?key=QUERY-SECRET", FileWriter(_Kept()),
                        RelayOptions(calls=[("go", {})], until_answered=True, grace=0.5, protocol="2025-11-25"),
                        [("Authorization", "Bearer TOKEN-SECRET")])
-    driver._client_options["transport"] = handle
-    with caplog.at_level(logging.DEBUG, logger="diverge_codec.relay"):
+    with serving(handle), caplog.at_level(logging.DEBUG, logger="diverge_codec.relay"):
         asyncio.run(asyncio.wait_for(driver.run(), 30))
     lines = [record.getMessage() for record in caplog.records if record.levelno == logging.DEBUG]
     assert any(line.startswith("POST /mcp: HTTP 200 (") and line.endswith(" ms)") for line in lines)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("h11", reason="the HTTP driver needs the [http] extra (h11)")
-from diverge_codec.relay.http_client import Response  # noqa: E402
+from scripted_http import Response  # noqa: E402
 from diverge_codec.relay.http_stateless import header_value, routing_headers  # noqa: E402
 from test_http_driver import INIT, SSE, Server, _answer, _events, _log, _streamed, pure, relay  # noqa: E402,F401
 

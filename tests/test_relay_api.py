@@ -28,6 +28,8 @@ SERVER = r'''
 import json, os, sys, time
 out = sys.stdout.buffer
 def send(line): out.write(line + b"\n"); out.flush()
+if os.environ.get("PIDFILE"):
+    open(os.environ["PIDFILE"], "w").write(str(os.getpid()))
 send(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"before"}}')
 for line in sys.stdin:
     message = json.loads(line)
@@ -65,14 +67,20 @@ def stdio_server(tmp_path):
     return [sys.executable, str(path)]
 
 
-def test_a_stdio_server_s_frames_and_answer_in_a_program(stdio_server):
+def test_a_stdio_server_s_frames_and_answer_in_a_program(stdio_server, tmp_path):
+    pidfile = tmp_path / "pid"
+
     async def main():
+        before = asyncio.all_tasks()
         options = RelayOptions(calls=[("go", {})], until_answered=True, grace=2)
-        async with Relay(Command(stdio_server), options, payloads=True) as relay:
+        async with Relay(Command(stdio_server, env={**os.environ, "PIDFILE": str(pidfile)}), options,
+                         payloads=True) as relay:
             payloads = [payload async for payload in relay]
             answer = await relay.answer("tools/call go")
+        assert [task for task in asyncio.all_tasks() - before if not task.done()] == []  # nothing left running
         return relay, payloads, answer
     relay, payloads, answer = asyncio.run(main())
+    assert not _alive(int(pidfile.read_text()))
     assert payloads == EXPECTED
     assert answer.label == "tools/call go" and answer.message["result"]["content"][0]["text"] == "done"
     report = relay.report.as_dict()
@@ -188,7 +196,8 @@ def _dead_port() -> int:
 
 
 @pytest.mark.parametrize("environment", [False, True])
-def test_a_token_provider_and_a_private_ca_with_the_environment_unread(bearer_https, private_ca, monkeypatch, environment):
+def test_a_token_provider_and_a_private_ca_with_the_environment_unread(bearer_https, private_ca, monkeypatch, environment,
+                                                                       tmp_path):
     import ssl
 
     from diverge_codec.relay import NetworkPolicy
@@ -207,10 +216,10 @@ def test_a_token_provider_and_a_private_ca_with_the_environment_unread(bearer_ht
         options = RelayOptions(calls=[(f"t{i}", {}) for i in range(6)], until_answered=True, grace=1,
                                reconnect_window=1)
         remote = Remote(bearer_https, token=token, network=NetworkPolicy(ssl_context=context, environment=environment))
-        async with Relay(remote, options) as relay:
-            frames = [frame async for frame in relay]
-        return relay.report.as_dict(), frames
-    report, frames = asyncio.run(asyncio.wait_for(main(), 60))
+        async with Relay(remote, options, payloads=True) as relay:
+            payloads = [payload async for payload in relay]
+        return relay.report.as_dict(), payloads
+    report, payloads = asyncio.run(asyncio.wait_for(main(), 60))
     if environment:  # the dead proxy read from the environment: never reached
         assert report["unreachable"] is True and report["server"]["proxy"] is True
         return
@@ -218,6 +227,7 @@ def test_a_token_provider_and_a_private_ca_with_the_environment_unread(bearer_ht
     assert len(asked) == 2 and report["server"]["token_command_runs"] == 2 and report["server"]["proxy"] is False
     assert int(report["server"]["statuses"]["401"]) >= 1
     assert "tok-" not in repr(report)
+    assert payloads == _sent_notifications(tmp_path / "log") == []  # bearer:N sends calls' answers, no notification
 
 
 @pytest.mark.parametrize(("given", "words"), [

@@ -180,7 +180,7 @@ from test_http_driver import INIT, SSE, Server, _answer, _events, relay  # noqa:
 
 from diverge_codec.relay import streamable_http  # noqa: E402
 from diverge_codec.relay.channel import FileWriter, RelayOptions  # noqa: E402
-from diverge_codec.relay.http_client import Response  # noqa: E402
+from scripted_http import Response, serving  # noqa: E402
 
 METADATA_URL = "http://mcp.test/.well-known/oauth-protected-resource"
 
@@ -221,9 +221,9 @@ def _relay_with_tokens(server: Server, **options: Any) -> dict[str, Any]:
     """The relay with ``--token-command`` (a ``Counted`` one) against ``server``: the report."""
     driver = streamable_http.HttpRelay(URL, FileWriter(io.BytesIO()), RelayOptions(grace=0.5, request_timeout=5.0, **{"protocol": "2025-11-25", **options}),
                                        token_command="unused")
-    driver._client_options["transport"] = server.handle
     driver.tokens = Counted("unused")
-    return asyncio.run(asyncio.wait_for(driver.run(), 30)).as_dict()
+    with serving(server.handle):
+        return asyncio.run(asyncio.wait_for(driver.run(), 30)).as_dict()
 
 
 def test_a_server_that_refuses_every_token_runs_the_command_once_and_every_call_is_refused():

@@ -64,6 +64,8 @@ def test_twenty_servers_in_one_process_each_channel_whole(tmp_path, http_servers
                           "--grace", "1")
     out = tmp_path / "out"
     assert sorted(path.name for path in out.iterdir()) == sorted(f"{key}.bin" for key in servers)
+    assert sorted(report["servers"]) == sorted(servers)  # a section per server
+    assert all(report["servers"][f"http-{i}"]["calls"]["answered"] == 1 for i in range(4))
     whole = b"".join(stream.record(payload) for payload in EXPECTED)
     for i in range(14):
         assert (out / f"stdio-{i:02}.bin").read_bytes() == whole

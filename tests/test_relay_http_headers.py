@@ -11,8 +11,8 @@
   never ``Proxy-Authorization``; a request forwarded in absolute form to an http proxy carries both (the proxy
   is where it goes); a cookie goes back only to the host that set it.
 
-The driver's requests are read at the client's ``transport`` (the headers as they would be sent, the client's
-merged in, ``Host`` and ``Content-Length`` less: those are the client's and pinned by ``test_http_client``).
+The driver's requests are read as they came off the wire, under the client (``scripted_http.serving``): the
+client's own headers merged in; ``Host`` and ``Content-Length`` checked apart (``sent``), the rest exactly.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import asyncio
 import base64
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -28,10 +29,10 @@ from diverge_codec import __version__
 from diverge_codec.relay.channel import FileWriter, RelayOptions
 
 pytest.importorskip("h11", reason="the HTTP driver needs the [http] extra (h11)")
-from diverge_codec.relay.http_client import HttpClient, Response  # noqa: E402
+from diverge_codec.relay.http_client import HttpClient  # noqa: E402
 from diverge_codec.relay.remote_auth import TokenSource  # noqa: E402
 from diverge_codec.relay.streamable_http import HttpRelay  # noqa: E402
-from scripted_http import ScriptedBackend, ScriptedStream, ok  # noqa: E402
+from scripted_http import Response, ScriptedBackend, ScriptedStream, ok, serving  # noqa: E402
 from test_http_driver import INIT, SSE, URL, _answer, _events, _Kept, _log  # noqa: E402
 
 UA = f"diverge-codec/{__version__}"
@@ -55,9 +56,15 @@ class Tokens(TokenSource):
 
 
 def sent(request: Any) -> dict[str, str]:
-    """A request's headers by name, each name once (a header sent twice fails here)."""
+    """A request's headers by name, each name once (a header sent twice fails here), less the client's framing:
+    ``Host`` (the URL's authority) and ``Content-Length`` (the body's length, on a request with a body), checked
+    here."""
     headers = {name.decode(): value.decode("latin-1") for name, value in request.headers.raw}
     assert len(headers) == len(request.headers.raw)
+    assert headers.pop("host") == urlsplit(request.url).netloc
+    if request.content or request.method == "POST":
+        assert headers.pop("content-length") == str(len(request.content))
+    assert "content-length" not in headers
     return headers
 
 
@@ -97,9 +104,9 @@ def run_relay(handle: Any, **options: Any) -> dict[str, Any]:
 
     async def main() -> dict[str, Any]:
         driver = HttpRelay(URL, FileWriter(_Kept()), RelayOptions(**settings), OPERATOR)
-        driver._client_options["transport"] = handle  # the scripted server, under the driver
         driver.tokens = Tokens("unused")
-        return (await asyncio.wait_for(driver.run(), 30)).as_dict()
+        with serving(handle):  # the scripted server, under the client
+            return (await asyncio.wait_for(driver.run(), 30)).as_dict()
 
     return asyncio.run(main())
 

@@ -29,8 +29,8 @@ from diverge_codec.relay import http_streams, remote_auth
 from diverge_codec.relay.channel import FileWriter, RelayOptions
 
 pytest.importorskip("h11", reason="the HTTP driver needs the [http] extra (h11)")
-from diverge_codec.relay.http_client import ConnectError, Response  # noqa: E402
 from diverge_codec.relay.streamable_http import HttpRelay  # noqa: E402
+from scripted_http import HandlerBackend, Response, serving  # noqa: E402
 from test_http_driver import SSE, URL, Server, _Kept, _events, _log  # noqa: E402
 from test_relay_auth import Clock, Counted  # noqa: E402
 from virtual_time import START, Waits, run  # noqa: E402
@@ -53,8 +53,8 @@ def timed_relay(handle: Any, *, to_the_ms: bool = False, **options: Any) -> tupl
         clock = (lambda: round(loop.time(), 3)) if to_the_ms else loop.time
         driver = HttpRelay(URL, FileWriter(_Kept()), RelayOptions(**settings), clock=clock,
                            sleep=waits)
-        driver._client_options["transport"] = handle  # the scripted server, under the driver
-        return (await asyncio.wait_for(driver.run(), 1000)).as_dict()
+        with serving(handle):  # the scripted server, under the client
+            return (await asyncio.wait_for(driver.run(), 1000)).as_dict()
 
     return run(main), waits
 
@@ -235,15 +235,17 @@ def test_a_lost_session_s_initialize_backs_off_to_the_cap_until_the_window_since
         if body and body.get("method") == "initialize" and server.requests:
             initializes.append(now())
             server.record(request)
-            if away == "connection refused":
-                raise ConnectError(away)
             return Response(502, headers={"content-type": "text/html"}, content=b"<p>away")
         if request.method == "GET":
             lost.append(now())
+            if away == "connection refused":
+                network.go_down()  # this 404 its last answer: every initialize after it is a connection refused
             return Response(404)  # the session is forgotten: a new one
         return server.handle(request)
 
-    report, waits = timed_relay(handle, reconnect_window=20.0)
+    network = HandlerBackend(handle)
+    report, waits = timed_relay(network, reconnect_window=20.0)
+    initializes += network.refused
     start = lost[0]
     assert [round(stamp - start, 3) for stamp in initializes] == [0, 0.5, 1.5, 3.5, 7.5, 15.5, 20]
     assert waits.asked == [0.5, 1.0, 2.0, 4.0, 8.0, 4.5]
@@ -252,10 +254,10 @@ def test_a_lost_session_s_initialize_backs_off_to_the_cap_until_the_window_since
 
 
 def test_a_server_not_reached_at_the_first_initialize_ends_the_relay_at_once_not_after_a_window():
-    def handle(request: Any) -> Any:
-        raise ConnectError("connection refused")
-
-    report, waits = timed_relay(handle, reconnect_window=30.0)
+    network = HandlerBackend(Server().handle)
+    network.go_down()
+    report, waits = timed_relay(network, reconnect_window=30.0)
+    assert len(network.refused) == 1 and not network.opened
     assert report["server"]["error"] == "connection refused" and report["server"]["ended_by"] == "unreachable"
     assert waits.asked == []
 
@@ -413,9 +415,9 @@ def test_a_relay_answered_401_after_a_token_that_served_runs_the_command_at_once
         loop = asyncio.get_running_loop()
         options = RelayOptions(grace=0.5, request_timeout=5.0, duration=30.0, calls=calls)
         driver = HttpRelay(URL, FileWriter(_Kept()), options, clock=loop.time, sleep=waits)
-        driver._client_options["transport"] = handle  # the scripted server, under the driver
         driver.tokens = Tokens("unused", clock=loop.time)
-        return (await driver.run()).as_dict()
+        with serving(handle):  # the scripted server, under the client
+            return (await driver.run()).as_dict()
 
     report = run(main)
     # initialize's 200 says the first token served: the first 401 runs the command at once; the new token,
@@ -471,8 +473,8 @@ def test_when_run_returns_every_task_it_started_has_ended():
     async def main() -> list[asyncio.Task[Any]]:
         options = RelayOptions(grace=0.5, request_timeout=5.0, duration=3.0, protocol="2025-11-25")
         driver = HttpRelay(URL, FileWriter(_Kept()), options)
-        driver._client_options["transport"] = handle  # the scripted server, under the driver
-        await driver.run()
+        with serving(handle):  # the scripted server, under the client
+            await driver.run()
         return [task for task in driver._tasks if not task.done()]  # a task's end takes it out of the set
 
     assert run(main) == []

@@ -112,3 +112,20 @@ def outbox_counts() -> dict[str, int]:
     outbox.offer(relay_frame(b'{"jsonrpc":"2.0","method":"notifications/initialized"}') or b"")
     assert_type(outbox.dropped + outbox.accepted + outbox.high_water, int)
     return outbox.stats()
+
+
+async def embedded_frames(argv: list[str]) -> tuple[list[mcp_notifications.Frame], list[bytes]]:
+    """``async for`` over a ``Relay`` gives the codec's frames, or payload bytes with ``payloads=True``."""
+    from diverge_codec.relay import Answer, Command, Relay, RelayOptions
+
+    frames: list[mcp_notifications.Frame] = []
+    async with Relay(Command(argv)) as relay:
+        assert_type(relay, Relay[mcp_notifications.Frame])
+        async for frame in relay:
+            assert_type(frame, mcp_notifications.Frame)
+            frames.append(frame)
+    async with Relay(Command(argv), RelayOptions(calls=[("go", {})]), payloads=True) as raw:
+        payloads = [payload async for payload in raw]
+        assert_type(await raw.answer("tools/call go"), Answer)
+    assert_type(payloads, list[bytes])
+    return frames, payloads

@@ -133,7 +133,7 @@ async def run_fleet(servers: Mapping[str, Command | Remote], out_dir: str, optio
     from ..relay import Command, Relay, end_adopted, exit_status, open_writer
     from ._safe import create_private
 
-    relays: dict[str, Relay] = {}
+    relays: dict[str, Relay[Any]] = {}  # each writes a channel: nothing iterated
     for key, server in servers.items():
         fd = create_private(os.path.join(out_dir, f"{key}.bin"))
         relays[key] = Relay(server, options, channel=await open_writer(fd))
@@ -152,7 +152,7 @@ async def run_fleet(servers: Mapping[str, Command | Remote], out_dir: str, optio
         except NotImplementedError:
             pass
 
-    async def one(key: str, relay: Relay) -> tuple[dict[str, Any], int]:
+    async def one(key: str, relay: Relay[Any]) -> tuple[dict[str, Any], int]:
         section: dict[str, Any]
         try:
             async with relay:

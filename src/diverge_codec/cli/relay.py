@@ -116,7 +116,7 @@ async def _run(server: Command | Remote, out_fd: int, options: RelayOptions, wat
     return report.as_dict(), exit_status(report)
 
 
-async def _until_signalled(relay: Relay, watch: Watch) -> RelayReport:
+async def _until_signalled(relay: Relay[Any], watch: Watch) -> RelayReport:
     """Wait for the relay with SIGINT/SIGTERM as its shutdown (where the loop has signal handlers), watched (``_watch``)."""
     import asyncio
     import signal

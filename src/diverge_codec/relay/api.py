@@ -30,7 +30,7 @@ import dataclasses
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NamedTuple, Union
+from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypeVar, Union, cast, overload
 
 from .. import mcp_notifications
 from .channel import ChannelRelay, ChannelWriter, FrameSink, RelayOptions
@@ -66,6 +66,9 @@ class Remote:
 
 Server = Union[Command, Remote]
 
+Item = TypeVar("Item", mcp_notifications.Frame, bytes)
+"""What ``async for`` gives: the codec's frames, or their payload bytes (``payloads=True``)."""
+
 
 class Answer(NamedTuple):
     """The server's answer to one of the relay's requests: its label (``tools/call NAME`` or the method) and the
@@ -79,8 +82,18 @@ class RelayEnded(LookupError):
     """The relay ended without the answer awaited (the request was never made, or the server went first)."""
 
 
-class Relay:
-    """One server relayed inside the program: ``async with``, then ``async for`` its frames (see the module)."""
+class Relay(Generic[Item]):
+    """One server relayed inside the program: ``async with``, then ``async for`` its frames (see the module).
+    ``Relay[Frame]``, or ``Relay[bytes]`` with ``payloads=True``: what ``async for`` gives is typed."""
+
+    @overload
+    def __init__(self: Relay[mcp_notifications.Frame], server: Server, options: RelayOptions = ..., *,
+                 payloads: Literal[False] = ..., on_answer: Callable[[Answer], None] | None = ...,
+                 channel: ChannelWriter | None = ...) -> None: ...
+
+    @overload
+    def __init__(self: Relay[bytes], server: Server, options: RelayOptions = ..., *, payloads: Literal[True],
+                 on_answer: Callable[[Answer], None] | None = ..., channel: ChannelWriter | None = ...) -> None: ...
 
     def __init__(self, server: Server, options: RelayOptions = RelayOptions(), *, payloads: bool = False,
                  on_answer: Callable[[Answer], None] | None = None, channel: ChannelWriter | None = None) -> None:
@@ -124,7 +137,7 @@ class Relay:
         """The report, as the CLI prints it (``as_dict``); final once the block is left."""
         return self.driver.report
 
-    async def __aenter__(self) -> Relay:
+    async def __aenter__(self) -> Relay[Item]:
         if self._task is not None:
             raise RuntimeError("a Relay runs once")
         writer: ChannelWriter = self.channel if self.channel is not None else FrameSink()
@@ -157,17 +170,17 @@ class Relay:
         """End the relay: the server is asked to end (called again: without the waits)."""
         self.driver.shutdown(reason)
 
-    def __aiter__(self) -> AsyncIterator[Any]:
+    def __aiter__(self) -> AsyncIterator[Item]:
         return self.frames()
 
-    async def frames(self) -> AsyncIterator[Any]:
+    async def frames(self) -> AsyncIterator[Item]:
         """Each notification the server sent, in order, as the codec's frame (``Notification``, or the one ``Error``
         frame for a server never reached), or its payload bytes with ``payloads=True``; ends with the relay."""
         sink = self._sink
         if sink is None:
             raise RuntimeError("no frames: the relay is not started, or writes a channel")
         while (payload := await sink.get()) is not None:
-            yield payload if self.payloads else mcp_notifications.decode(payload)
+            yield cast(Item, payload if self.payloads else mcp_notifications.decode(payload))
 
     async def answer(self, label: str) -> Answer:
         """The next answer not yet awaited to the request labelled ``label`` (``tools/call NAME`` or a method);

@@ -31,8 +31,8 @@ and the system's CAs are loaded here only for an https URL. What it does:
 Errors are each an ``HttpError``, whose text names no URL, header or value; the OS's error is the
 ``__cause__``, except for ``TlsError`` and ``ProxyError``, whose own words say what failed (the proxy, not the
 server) and how to fix it: nothing is chained to them.
-``transport``: a function answering each ``Request`` instead of the network; ``backend``: what opens a
-connection (``open_stream``; the tests' scripted one), under the real request building and pooling.
+``backend``: what opens a connection (``http_stream.open_stream``, a TCP socket), below the request building,
+pooling and reading, as httpcore's network backend is: every request the client makes goes through them.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ import contextlib
 import os
 import socket
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from typing import Any, Union, cast
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import h11
@@ -54,8 +54,7 @@ from .http_stream import READ_BYTES, NotSent, Stream, open_stream
 from .cookies import CookieJar
 
 __all__ = ["ConnectError", "ConnectTimeout", "Headers", "HttpClient", "HttpError", "HttpProtocolError", "ProxyError",
-           "ReadError", "Request", "RequestNotAnswered", "Response", "TlsError", "WriteError", "WriteTimeout",
-           "proxy_for"]
+           "ReadError", "RequestNotAnswered", "Response", "TlsError", "WriteError", "WriteTimeout", "proxy_for"]
 
 HEAD_BYTES = 64 * 1024
 """The longest response head (status line and headers) accepted."""
@@ -151,62 +150,22 @@ def _bytes(text: bytes | str) -> bytes:
     return text if isinstance(text, bytes) else text.encode("latin-1")
 
 
-Body = Union[bytes, Iterable[bytes], AsyncIterable[bytes]]
-
-
 class Response:
     """A response's status and headers, and its body read by ``aiter_raw`` (once) in pieces as they come."""
 
-    def __init__(self, status_code: int, headers: Any = (), content: Body = b"") -> None:
+    __slots__ = ("_body", "headers", "status_code")
+
+    def __init__(self, status_code: int, headers: Headers, body: AsyncIterator[bytes]) -> None:
         self.status_code: int = status_code
-        self.headers: Headers = headers if isinstance(headers, Headers) else Headers(headers)
-        self._content = content
+        self.headers: Headers = headers
+        self._body = body
 
     def aiter_raw(self) -> AsyncIterator[bytes]:
-        """The body's pieces: the network's reader itself (no generator between it and the caller), or a
-        scripted body's."""
-        content = self._content
-        if isinstance(content, AsyncIterator):
-            return content
-        return _scripted(content)
+        """The body's pieces: the connection's reader itself (no generator between it and the caller)."""
+        return self._body
 
     def __repr__(self) -> str:
         return f"<Response {self.status_code}>"
-
-
-async def _scripted(content: bytes | Iterable[bytes] | AsyncIterable[bytes]) -> AsyncIterator[bytes]:
-    """A body given as bytes, as pieces, or as an async iterable that is not an iterator (a test's server)."""
-    if isinstance(content, (bytes, bytearray)):
-        if content:
-            yield bytes(content)
-    elif isinstance(content, AsyncIterable):
-        async for piece in content:
-            yield piece
-    else:
-        for piece in content:
-            yield piece
-
-
-class Request:
-    """What ``transport`` is given: the request as it would be sent (the client's headers merged in)."""
-
-    __slots__ = ("content", "headers", "method", "url")
-
-    def __init__(self, method: str, url: str, headers: Headers, content: bytes) -> None:
-        self.method: str = method
-        self.url: str = url
-        self.headers: Headers = headers
-        self.content: bytes = content
-
-    @property
-    def path(self) -> str:
-        return urlsplit(self.url).path
-
-    def __repr__(self) -> str:
-        return f"<Request {self.method}>"
-
-
-Transport = Callable[[Request], Union[Response, Awaitable[Response]]]
 
 
 Backend = Callable[[str, int], Awaitable[Stream]]
@@ -317,8 +276,7 @@ class HttpClient:
     """Requests to one or a few origins over pooled HTTP/1.1 connections. ``await aclose()`` once done."""
 
     def __init__(self, *, headers: Iterable[tuple[str, str]] = (), verify: Any = None, connect_timeout: float = 10.0,
-                 write_timeout: float = 10.0, max_connections: int = 72, transport: Transport | None = None,
-                 backend: Backend | None = None, idle_seconds: float = IDLE_SECONDS,
+                 write_timeout: float = 10.0, max_connections: int = 72, backend: Backend | None = None, idle_seconds: float = IDLE_SECONDS,
                  proxy: Callable[[str], str | None] = proxy_for) -> None:
         self.headers: list[tuple[str, str]] = list(headers)
         self.verify: Any = verify
@@ -326,7 +284,6 @@ class HttpClient:
         connection."""
         self.connect_timeout = connect_timeout
         self.write_timeout = write_timeout
-        self.transport = transport
         self.backend: Backend = backend or open_stream
         self.proxy: Callable[[str], str | None] = proxy
         """The proxy a URL goes through, or None (``http_proxy.proxy_for``: the environment's; a policy's own)."""
@@ -370,10 +327,6 @@ class HttpClient:
         fresh one, as GET, HEAD, OPTIONS, PUT and DELETE always are. Otherwise that failure raises
         ``RequestNotAnswered`` (this request failed; the server was there)."""
         merged = self._merged(headers)
-        if self.transport is not None:
-            answer = self.transport(Request(method, url, Headers(merged), content or b""))
-            yield await answer if isinstance(answer, Awaitable) else answer
-            return
         parts = urlsplit(url)
         scheme, host = parts.scheme.lower(), parts.hostname
         if scheme not in DEFAULT_PORTS or not host:

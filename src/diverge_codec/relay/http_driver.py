@@ -68,8 +68,6 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
                                            else None)
         self.network: NetworkPolicy = network or NetworkPolicy()
         self.verify: Any = verify if verify is not None or not self.url.startswith("https:") else self.network.tls()
-        self._client_options: dict[str, Any] = {"proxy": self.network.proxy_for}
-        """What every ``http_client.HttpClient`` of the relay is made with (a test adds its scripted ``transport``)."""
         self.report.server = {"transport": "sse" if transport == "sse" else "streamable-http", "started": False}
         self._calls_as_json = 0
         self._settling = False
@@ -116,7 +114,7 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
         try:
             async with http.HttpClient(headers=headers, verify=self.verify, connect_timeout=CONNECT_TIMEOUT,
                                        write_timeout=CONNECT_TIMEOUT, max_connections=MAX_POSTS + 8,
-                                       **self._client_options) as client:
+                                       proxy=self.network.proxy_for) as client:
                 self._client = client
                 start = self.session.start()
                 self._spawn(self._begin(start))

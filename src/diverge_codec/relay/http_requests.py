@@ -139,7 +139,7 @@ class Requests:
     async def _metadata_body(self: Any, url: str) -> bytes | None:
         verify = self._client.verify if self._client is not None else self.verify  # the CAs loaded already, if any
         async with self._http.HttpClient(verify=verify, connect_timeout=METADATA_TIMEOUT,
-                                         write_timeout=METADATA_TIMEOUT, **self._client_options) as bare:
+                                         write_timeout=METADATA_TIMEOUT, proxy=self.network.proxy_for) as bare:
             async with bare.stream("GET", url, {"Accept": "application/json"}) as response:
                 if response.status_code != 200:
                     return None
