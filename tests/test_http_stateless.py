@@ -31,10 +31,12 @@ def _error(request_id: object, code: int, supported: list[str]) -> bytes:
 class Modern(Server):
     """A modern-only server: every request its own POST, answered on its own event stream."""
 
-    def __init__(self, listen_streams: list[Any] | None = None, broken: set[str] = frozenset()) -> None:
+    def __init__(self, listen_streams: list[Any] | None = None, broken: set[str] = frozenset(),
+                 tools: list[dict[str, Any]] | None = None) -> None:
         super().__init__()
         self.listen_streams = listen_streams
         self.broken = broken
+        self.tools = tools or []
 
     def handle(self, request: Any) -> Any:
         body = self.record(request)
@@ -52,6 +54,9 @@ class Modern(Server):
             return Response(200, headers=SSE, content=opened)
         if "id" not in body:
             return Response(202)
+        if method == "tools/list":
+            return Response(200, headers={"content-type": "application/json"},
+                            content=_streamed(_answer(body["id"], {"tools": self.tools})))
         name = body["params"].get("name", "")
         if name in self.broken:
             return Response(200, headers=SSE, content=_events(_log(name)))  # ends before the answer
@@ -70,12 +75,15 @@ def test_the_probe_goes_first_stateless_and_every_post_carries_headers_that_matc
                           requests=[("prompts/get", {"name": "greet"})])
     assert report["protocol_version"] == "2026-07-28" and report["server"]["discover"] == "modern"
     posts = _posts(server)
-    assert [body["method"] for _, body in posts] == ["server/discover", "subscriptions/listen", "prompts/get", "tools/call"]
+    methods = [body["method"] for _, body in posts]
+    assert methods[:2] == ["server/discover", "subscriptions/listen"]  # then the prompt, and the call after its listing
+    assert sorted(methods[2:]) == ["prompts/get", "tools/call", "tools/list"] and methods[-1] == "tools/call"
     for headers, body in posts:
         assert "mcp-session-id" not in headers
         assert headers["mcp-protocol-version"] == body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
         assert headers["mcp-method"] == body["method"]
         assert headers.get("mcp-name") == {"prompts/get": "greet", "tools/call": "go"}.get(body["method"])
+        assert not any(name.startswith("mcp-param-") for name in headers)  # no tool marks one
     assert notes[0]["method"] == "notifications/subscriptions/acknowledged"
     assert [n["params"]["data"] for n in notes if n["method"] == "notifications/message"] == ["greet", "go"]
     assert report["calls"] == {"sent": 2, "answered": 2, "failed": 0, "timed_out": 0}
