@@ -35,7 +35,7 @@ from .http_common import Refused, message_head, refuse_certificate, rpc_error, w
 from .http_driver import HttpDriver
 from .http_reach import log
 from .http_streams import BACKOFF_CAP, RETRY_FLOOR
-from .param_headers import Refusal, ToolsListing, declarations, header_value, param_headers
+from .param_headers import LIST_TIMEOUT, Refusal, ToolsListing, declarations, header_value, param_headers
 from .session import CLIENT_INFO, Phase
 
 __all__ = ["NAMED_BY", "StatelessHttp", "header_value", "routing_headers"]
@@ -151,11 +151,12 @@ class StatelessHttp(HttpDriver):
             super()._send(b"\n".join(ready))
 
     async def _list_tools(self, wanted: set[str]) -> ToolsListing:
-        """``tools/list`` read, page by page, until every tool in ``wanted`` is found (within ``request_timeout``
-        and the listing's bounds); the report's ``tools_list`` says how it went."""
+        """``tools/list`` read, page by page, until every tool in ``wanted`` is found (within ``LIST_TIMEOUT``, half
+        the calls' ``request_timeout`` at most, and the listing's bounds); the report's ``tools_list`` says how it went."""
         assert self.report.protocol_version is not None
         listing = ToolsListing(wanted, request_meta(self.report.protocol_version, CLIENT_INFO))
-        timeout = self.options.request_timeout
+        limit = self.options.request_timeout
+        timeout = LIST_TIMEOUT if limit is None else min(LIST_TIMEOUT, limit / 2)
         try:
             async with asyncio.timeout(timeout):
                 while (message := listing.request()) is not None:

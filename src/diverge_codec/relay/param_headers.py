@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 from .._json import dumps
 
-__all__ = ["HEADER_PREFIX", "LIST_BYTES", "LIST_PAGES", "Declaration", "Refusal", "ToolsListing", "declarations",
+__all__ = ["HEADER_PREFIX", "LIST_BYTES", "LIST_PAGES", "LIST_TIMEOUT", "Declaration", "Refusal", "ToolsListing", "declarations",
            "header_value", "param_headers"]
 
 HEADER_PREFIX = "Mcp-Param-"
@@ -40,6 +40,9 @@ LIST_PAGES = 32
 """``tools/list`` pages read at most to find the tools to be called."""
 LIST_BYTES = 8 << 20
 """Bytes of ``tools/list`` answers read at most, all pages told."""
+LIST_TIMEOUT = 10.0
+"""Seconds ``tools/list`` may take, all pages told (at most half the calls' own ``request_timeout``, so that the calls
+still have time once it is given up)."""
 SHOWN = 64
 """A server-given name (a property path, an ``x-mcp-header`` value) in a refusal's words is cut to this many characters."""
 
@@ -161,8 +164,8 @@ def _text(value: Any, kind: str, where: str) -> str:
             raise Refusal(f"argument {where}: an integer beyond ±(2**53-1), which the revision does not let "
                           f"x-mcp-header carry")
         return str(int(value))
-    raise Refusal(f"argument {where}: not a {kind} as its x-mcp-header property declares (the revision has no "
-                  f"header for it)")
+    raise Refusal(f"argument {where}: its value is no {kind}, the type its x-mcp-header property declares (the "
+                  f"revision gives no header for it)")
 
 
 class ToolsListing:
