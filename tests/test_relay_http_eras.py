@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,6 +108,11 @@ class Recorder:
                 elif kind == "application/json" and body.strip():
                     found.append(body.strip())
         return found
+
+
+def _drain(pipe: Any, into: bytearray) -> None:
+    while chunk := pipe.read1(65536):
+        into += chunk
 
 
 def _responses(raw: bytes) -> list[tuple[str, bytes]]:
@@ -227,13 +233,24 @@ def test_a_server_restarted_under_the_relay_has_its_listen_stream_reopened_nothi
     port = _free_port()
     process = _start("py-v2", port)
     relay = subprocess.Popen([sys.executable, "-m", "diverge_codec", "relay", "--url", f"http://127.0.0.1:{port}/mcp",
-                              "--call", "emit_all", *SUBSCRIBE, "--duration", "10", "--grace", "1"],
+                              "--call", "emit_all", *SUBSCRIBE, "--duration", "15", "--grace", "1"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    read = {"out": bytearray(), "err": bytearray()}
+    readers = [threading.Thread(target=_drain, args=(pipe, read[key]), daemon=True)
+               for key, pipe in (("out", relay.stdout), ("err", relay.stderr))]
+    for reader in readers:
+        reader.start()
     try:
-        time.sleep(4)
+        deadline = time.monotonic() + 60  # the call's last progress relayed (its answer follows): however slow the machine
+        while read["out"].count(b"changes sent") < 1 and time.monotonic() < deadline and relay.poll() is None:
+            time.sleep(0.1)
+        time.sleep(1)
         _stop(process)
         process = _start("py-v2", port)
-        out, err = relay.communicate(timeout=60)
+        relay.wait(timeout=60)
+        for reader in readers:
+            reader.join(timeout=30)
+        out, err = bytes(read["out"]), bytes(read["err"])
     finally:
         _stop(process)
         if relay.poll() is None:
