@@ -232,6 +232,13 @@ def test_an_answer_without_tools_fails_the_listing(answer, outcome):
     assert listing.outcome == outcome and listing.request() is None
 
 
+def test_a_first_page_whose_answer_never_came_fails_the_listing():
+    listing = ToolsListing({"z"}, META)
+    listing.request()
+    listing.unanswered("HTTP 502")
+    assert listing.outcome == "failed (HTTP 502)" and listing.request() is None
+
+
 def test_a_page_whose_answer_never_came_fails_the_listing_and_one_that_came_does_not():
     listing = ToolsListing({"z"}, META)
     listing.request()
