@@ -326,3 +326,23 @@ def test_a_notification_on_the_tools_list_stream_is_relayed_and_its_answer_is_no
                           calls=[("execute_sql", {"region": "eu", "query": "q"})])
     assert [n["params"]["data"] for n in notes if n["method"] == "notifications/message"] == ["listing", "execute_sql"]
     assert report["ignored"] == 0 and report["server"]["tools_list"] == "read" and report["calls"]["answered"] == 1
+
+
+def test_the_listen_stream_counts_as_the_server_s_own_stream_only_once_acknowledged():
+    """What ``--until-answered`` reads until quiet, and what tells a POST that failed from a server gone."""
+    import io
+
+    from diverge_codec.relay.channel import FileWriter, RelayOptions
+    from diverge_codec.relay.http_stateless import StatelessHttp
+    from diverge_codec.relay.streamable_http import HttpRelay
+
+    driver = HttpRelay("http://mcp.test/mcp", FileWriter(io.BytesIO()), RelayOptions(protocol="auto"))
+    driver._become(StatelessHttp)
+    session = driver.session
+    assert driver._own_stream_open() is False  # no listen stream
+    session.start()
+    session.receive(_answer(session.pending and next(iter(session.pending)), DISCOVERED) + b"\n")
+    assert session.listen_id is not None and driver.report.listen == "unacknowledged"
+    assert driver._own_stream_open() is False
+    driver.report.listen = "acknowledged"
+    assert driver._own_stream_open() is True

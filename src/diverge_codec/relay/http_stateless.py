@@ -106,8 +106,7 @@ class StatelessHttp(HttpDriver):
         if calls:
             self._spawn(self._send_calls(calls))
             data = b"\n".join(line for line in lines if line not in calls)
-        if data:
-            super()._send(data)
+        super()._send(data)  # nothing, where every line was a call
 
     def _own_stream_open(self) -> bool:
         return self.session.listen_id is not None and self.report.listen == "acknowledged"
