@@ -62,6 +62,14 @@ def routing_headers(message: dict[str, Any]) -> dict[str, str]:
     return headers
 
 
+def _call_of(line: bytes) -> tuple[str | None, Any]:
+    """A ``tools/call`` message's tool name (None unless a string) and arguments."""
+    params = message_head(line)[2].get("params")
+    params = params if isinstance(params, dict) else {}
+    name = params.get("name")
+    return (name if isinstance(name, str) else None), params.get("arguments")
+
+
 class StatelessHttp(HttpDriver):
     """The 2026-07-28 binding: each request a POST of its own, the listen stream kept open."""
 
@@ -124,15 +132,14 @@ class StatelessHttp(HttpDriver):
     async def _send_calls(self, calls: list[bytes]) -> None:
         """The calls POSTed once their tools' schemas are read, each with the headers its tool's schema marks; a
         call the revision gives no headers for is failed unsent, one line."""
-        heads = [message_head(line) for line in calls]
-        named = [(params.get("name"), params.get("arguments")) for params in
-                 (parsed.get("params") if isinstance(parsed.get("params"), dict) else {} for _, _, parsed in heads)]
-        listing = await self._list_tools({name for name, _ in named if isinstance(name, str)})
+        ids = [message_head(line)[0] for line in calls]
+        names = [_call_of(line) for line in calls]
+        listing = await self._list_tools({name for name, _ in names if name is not None})
         server = self.report.server
         if self._mirrored is None:
             self._mirrored = {}
         ready = []
-        for line, (request_id, _, _), (name, arguments) in zip(calls, heads, named):
+        for line, request_id, (name, arguments) in zip(calls, ids, names):
             if not isinstance(request_id, int) or request_id not in self.session.pending:
                 continue  # timed out while the schemas were read
             try:
