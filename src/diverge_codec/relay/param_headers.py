@@ -176,11 +176,14 @@ class ToolsListing:
     def __init__(self, wanted: Iterable[str], meta: dict[str, Any], *, pages: int = LIST_PAGES,
                  size: int = LIST_BYTES) -> None:
         self.wanted: set[str] = set(wanted)
-        self.meta = meta
-        self.max_pages, self.max_bytes = pages, size
+        self.meta: dict[str, Any] = meta
+        self.max_pages: int = pages
+        self.max_bytes: int = size
         self.schemas: dict[str, Any] = {}
-        self.pages = 0
-        self.bytes = 0
+        self.pages: int = 0
+        """Pages asked for."""
+        self.bytes: int = 0
+        """Bytes of answers read, all pages told."""
         self.outcome: str | None = None
         """None while reading; then ``read``, ``cut (...)`` or ``failed (...)``."""
         self._cursor: str | None = None
