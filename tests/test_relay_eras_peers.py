@@ -2,8 +2,9 @@
 
 Each server's stdout is teed to a file, so the exact channel is computed from what the server
 wrote: every notification line, ``"jsonrpc":"2.0",`` taken out, behind the tag byte, in order.
-Modern-only and dual-era servers of npm's ``@modelcontextprotocol/server`` and mcp 2.x; a server
-of an unknown revision gets one line naming its versions, exit 1.
+Modern-only and dual-era servers of npm's ``@modelcontextprotocol/server`` and mcp 2.x, live and as their
+committed captures (``benchmarks/data/captures``); a server of an unknown revision gets one line naming its
+versions, exit 1.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from test_relay_peers import peer  # noqa: E402
 
 CAPTURES = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "captures"
 MODERN_CAPTURES = ("ts-v2-modern", "py-v2-modern")
+DUAL_CAPTURES = ("ts-v2", "py-v2")
+"""The dual-era servers as the relay reaches them with no option: the probe answered, the 2026-07-28 era."""
 SUBSCRIBE = ("--request", 'resources/subscribe={"uri":"file:///srv/data/report.txt"}')
 UNKNOWN_REVISION = """
 import json, sys
@@ -49,7 +52,7 @@ def expected_payloads(written: bytes) -> list[bytes]:
     return payloads
 
 
-@pytest.mark.parametrize("family", MODERN_CAPTURES)
+@pytest.mark.parametrize("family", MODERN_CAPTURES + DUAL_CAPTURES)
 def test_a_committed_2026_capture_replays_byte_exact(family):
     written = (CAPTURES / f"{family}.jsonl").read_bytes()
     status, out, report = run_relay("--", "cat", str(CAPTURES / f"{family}.jsonl"))
@@ -58,6 +61,16 @@ def test_a_committed_2026_capture_replays_byte_exact(family):
     assert report["relayed"] == report["seen"] == 151 and report["dropped"] == {"backpressure": 0, "invalid": 0, "too_large": 0}
     with_id = [payload for payload in payloads if b'"io.modelcontextprotocol/subscriptionId":2' in payload]
     assert len(with_id) == 41  # the acknowledgement and the 40 change notifications, tagged as the server wrote them
+
+
+@pytest.mark.parametrize("family", DUAL_CAPTURES)
+def test_a_dual_era_capture_is_the_2026_era_the_relay_reaches_with_no_option(family):
+    lines = (CAPTURES / f"{family}.jsonl").read_bytes().splitlines()
+    answers = [_json.loads(line) for line in lines if b'"method"' not in line]
+    assert answers[0]["id"] == 1 and answers[0]["result"]["supportedVersions"] == ["2026-07-28"]  # the probe answered
+    assert not any("protocolVersion" in answer.get("result", {}) for answer in answers)  # no handshake was made
+    assert not any(answer.get("error", {}).get("code") == -32022 for answer in answers)  # nor refused
+    assert _json.loads((CAPTURES / f"{family}.meta.json").read_bytes())["negotiated_protocol_version"] == "2026-07-28"
 
 
 @pytest.mark.parametrize("name", ["ts-v2-modern", "ts-v2", "py-v2-modern", "py-v2"])

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,6 +108,11 @@ class Recorder:
                 elif kind == "application/json" and body.strip():
                     found.append(body.strip())
         return found
+
+
+def _drain(pipe: Any, into: bytearray) -> None:
+    while chunk := pipe.read1(65536):
+        into += chunk
 
 
 def _responses(raw: bytes) -> list[tuple[str, bytes]]:
@@ -227,13 +233,24 @@ def test_a_server_restarted_under_the_relay_has_its_listen_stream_reopened_nothi
     port = _free_port()
     process = _start("py-v2", port)
     relay = subprocess.Popen([sys.executable, "-m", "diverge_codec", "relay", "--url", f"http://127.0.0.1:{port}/mcp",
-                              "--call", "emit_all", *SUBSCRIBE, "--duration", "10", "--grace", "1"],
+                              "--call", "emit_all", *SUBSCRIBE, "--duration", "15", "--grace", "1"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    read = {"out": bytearray(), "err": bytearray()}
+    readers = [threading.Thread(target=_drain, args=(pipe, read[key]), daemon=True)
+               for key, pipe in (("out", relay.stdout), ("err", relay.stderr))]
+    for reader in readers:
+        reader.start()
     try:
-        time.sleep(4)
+        deadline = time.monotonic() + 60  # the call's last progress relayed (its answer follows): however slow the machine
+        while read["out"].count(b"changes sent") < 1 and time.monotonic() < deadline and relay.poll() is None:
+            time.sleep(0.1)
+        time.sleep(1)
         _stop(process)
         process = _start("py-v2", port)
-        out, err = relay.communicate(timeout=60)
+        relay.wait(timeout=60)
+        for reader in readers:
+            reader.join(timeout=30)
+        out, err = bytes(read["out"]), bytes(read["err"])
     finally:
         _stop(process)
         if relay.poll() is None:
@@ -247,3 +264,42 @@ def test_a_server_restarted_under_the_relay_has_its_listen_stream_reopened_nothi
     assert 2 <= len(acknowledged) <= report["server"]["listen_reopened"] + 1
     assert len(others) == len(set(others)) and sum(any(change in p for change in CHANGES) for p in others) == 4
     assert b"opened again as a new request" in err and report["calls"]["answered"] == 1
+
+
+ROUTED = '{"region":"Hello, 世界","tier":2,"query":"SELECT 1"}'
+
+
+def _call_without_param_headers(port: int) -> tuple[int, dict]:
+    """``routed`` POSTed as the relay did before x-mcp-header was mirrored: the routing headers, no Mcp-Param-*."""
+    import urllib.error
+    import urllib.request
+
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"}}
+    body = _json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "routed", "arguments": _json.loads(ROUTED.encode()), "_meta": meta}})
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=body, method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "routed"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, {}
+    except urllib.error.HTTPError as error:
+        return error.code, _json.loads(error.read())
+
+
+@pytest.mark.parametrize("name", ["ts-v2-modern", "ts-v2", "py-v2"])
+def test_a_tool_whose_schema_marks_x_mcp_header_is_called_with_its_mcp_param_headers(name):
+    port = _free_port()
+    process = _start(name, port)
+    try:
+        refused = _call_without_param_headers(port)
+        status, out, report = run_relay("--url", f"http://127.0.0.1:{port}/mcp", "--call", f"routed={ROUTED}",
+                                        "--until-answered", "--grace", "1")
+    finally:
+        _stop(process)
+    assert refused[0] == 400 and refused[1]["error"]["code"] == -32020  # what the relay got before: the call refused
+    assert status == 0 and report["protocol_version"] == "2026-07-28"
+    assert report["calls"] == {"sent": 1, "answered": 1, "failed": 0, "timed_out": 0}
+    assert report["server"]["tools_list"] == "read" and report["server"]["params_mirrored"] == 1
+    assert "params_refused" not in report["server"]

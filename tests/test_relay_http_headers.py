@@ -132,6 +132,49 @@ def test_each_request_to_the_server_carries_exactly_the_operator_s_headers_the_t
     assert {url for _, url, _ in server.seen} == {URL}
 
 
+class ModernRecorder:
+    """A 2026-07-28 server with a tool whose schema marks ``x-mcp-header`` parameters; every request kept."""
+
+    TOOL = {"name": "execute_sql", "inputSchema": {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"}, "dry": {"type": "boolean", "x-mcp-header": "Dry-Run"},
+        "where": {"type": "object", "properties": {"tier": {"type": "integer", "x-mcp-header": "tier"}}},
+        "query": {"type": "string"}}}}
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, dict[str, str]]] = []
+
+    def handle(self, request: Any) -> Any:
+        body = json.loads(request.content) if request.content else {}
+        method = body.get("method", request.method)
+        self.seen.append((method, request.url, sent(request)))
+        if method == "server/discover":
+            return _json_answer(body["id"], {"supportedVersions": ["2026-07-28"], "capabilities": {},
+                                             "serverInfo": {"name": "m", "version": "0"}})
+        if method == "subscriptions/listen":
+            return Response(200, headers=SSE, content=_events(
+                b'{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{}}'))
+        if method == "tools/list":
+            return _json_answer(body["id"], {"tools": [self.TOOL]})
+        return _json_answer(body["id"], {"content": []})
+
+
+def _json_answer(request_id: object, result: dict[str, Any]) -> Any:
+    return Response(200, headers={"content-type": "application/json"}, content=_answer(request_id, result))
+
+
+def test_a_modern_call_carries_exactly_the_operator_s_headers_the_token_the_routing_and_its_param_headers():
+    server = ModernRecorder()
+    run_relay(server.handle, protocol="auto", until_answered=True, calls=[
+        ("execute_sql", {"region": " eu ", "dry": False, "where": {"tier": 3}, "query": "SELECT 1"})])
+    modern = {**SERVER_SIDE, "accept": "application/json, text/event-stream", "content-type": "application/json",
+              "mcp-protocol-version": "2026-07-28"}
+    assert [kind for kind, _, _ in server.seen] == ["server/discover", "subscriptions/listen", "tools/list", "tools/call"]
+    assert _of(server, "tools/list") == [{**modern, "mcp-method": "tools/list"}]
+    assert _of(server, "tools/call") == [{**modern, "mcp-method": "tools/call", "mcp-name": "execute_sql",
+                                          "mcp-param-region": "=?base64?IGV1IA==?=", "mcp-param-dry-run": "false",
+                                          "mcp-param-tier": "3"}]
+
+
 @pytest.mark.parametrize(("status", "ended_by"), [(200, "session deleted"), (405, "closed")])
 def test_the_delete_says_the_session_deleted_only_where_the_server_did(status, ended_by):
     server = Recorder()

@@ -235,7 +235,17 @@ async def _modern(peer: Peer) -> None:
                                       "clientInfo": {"name": "diverge-codec-capture", "version": "1.0.0"}})
 
 
-MODERN_FAMILIES = ("ts-v2-modern", "py-v2-modern")
+async def _dual(peer: Peer) -> None:
+    """Our dual-era servers as the relay reaches them with no option (``server/discover`` answered, so the
+    2026-07-28 era): ``emit_all`` ten times, an ``input_required`` answer; no ``initialize`` (the relay sends none
+    once the probe is answered)."""
+    for index in range(10):
+        await peer.call("emit_all", token=index if index % 2 else f"emit-{index}", meta=MODERN_META)
+    await peer.call("ask", check=False, meta=MODERN_META)
+
+
+MODERN_FAMILIES = ("ts-v2-modern", "py-v2-modern", "ts-v2", "py-v2")
+"""The families opened in the 2026-07-28 era (``server/discover``, then the listen stream)."""
 
 SCENARIOS = {
     "ts-sdk-everything": _everything,
@@ -245,6 +255,8 @@ SCENARIOS = {
     "fastmcp": lambda peer: _ours(peer, {"count": 200, "size": 64, "every": 20}),
     "ts-v2-modern": _modern,
     "py-v2-modern": _modern,
+    "ts-v2": _dual,
+    "py-v2": _dual,
 }
 
 
@@ -268,6 +280,8 @@ def versions(family: str) -> dict[str, str]:
         "fastmcp": lambda: pip(str(VENVS / "fastmcp" / "bin" / "python"), "fastmcp", "mcp", "pydantic"),
         "ts-v2-modern": lambda: {"@modelcontextprotocol/server": npm("@modelcontextprotocol/server"), "node": node},
         "py-v2-modern": lambda: pip(sys.executable, "mcp", "pydantic"),
+        "ts-v2": lambda: {"@modelcontextprotocol/server": npm("@modelcontextprotocol/server"), "node": node},
+        "py-v2": lambda: pip(sys.executable, "mcp", "pydantic"),
     }[family]()
 
 

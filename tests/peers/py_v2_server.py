@@ -4,7 +4,8 @@ it (the client's first request picks the era), modern-only with ``--modern-only`
 Its tools send what a 2026-07-28 server can: progress and log messages on the call's own
 response (the log only when the request opted in with ``io.modelcontextprotocol/logLevel``),
 the list changes and a resource update (on a ``subscriptions/listen`` stream; on a 2025
-session the old way), and an ``input_required`` answer. mcp 2.3 has no public modern-only
+session the old way), an ``input_required`` answer, and ``routed``, whose schema marks two parameters
+with ``x-mcp-header`` (mirrored over HTTP). mcp 2.3 has no public modern-only
 switch on stdio: ``--modern-only`` drives the SDK's own modern loop (a private name, pinned by
 the [mcp] extra's version range), which answers ``initialize`` with -32022.
 
@@ -18,11 +19,13 @@ from __future__ import annotations
 
 import sys
 import warnings
+from typing import Annotated
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types import InputRequiredResult
+from pydantic import Field
 
 REPORT = "file:///srv/data/report.txt"
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -64,6 +67,14 @@ async def emit_all(ctx: Context) -> str:
         await session.send_resource_updated(REPORT)
     await ctx.report_progress(2, 3, "changes sent")
     return "sent"
+
+
+@server.tool()
+async def routed(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
+                 tier: Annotated[int, Field(json_schema_extra={"x-mcp-header": "Tier"})], query: str) -> str:
+    """Echoes its region; its schema marks region and tier with x-mcp-header (over HTTP a client mirrors them into
+    Mcp-Param-Region and Mcp-Param-Tier, and the SDK answers a call without them 400 -32020)."""
+    return f"{region} {tier}"
 
 
 @server.tool()

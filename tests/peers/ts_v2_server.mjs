@@ -6,7 +6,7 @@
 // call's own response (the log only when the request opted in with
 // `io.modelcontextprotocol/logLevel`), the list changes and a resource update (which reach
 // a client on its `subscriptions/listen` stream, or on a 2025 session as before), and an
-// `input_required` answer.
+// `input_required` answer; `routed` marks two parameters with `x-mcp-header` (mirrored over HTTP).
 //
 // With `--http PORT` it serves Streamable HTTP on 127.0.0.1:PORT/mcp instead, by `createMcpHandler`
 // (dual-era: 2025-era requests served statelessly; `--legacy reject`: modern-only, a 2025-era
@@ -17,6 +17,7 @@ import { createServer } from "node:http";
 import { Readable } from "node:stream";
 import { McpServer, createMcpHandler, inputRequired } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import * as z from "zod";
 
 const LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 const REPORT = "file:///srv/data/report.txt";
@@ -65,6 +66,17 @@ function factory() {
       await progress(ctx, 2, 3, "changes sent");
       return { content: [{ type: "text", text: "sent" }] };
     });
+
+  // Over HTTP a client mirrors `region` and `tier` into Mcp-Param-Region and Mcp-Param-Tier (x-mcp-header);
+  // the SDK answers a call without them 400 -32020.
+  server.registerTool("routed", {
+    description: "Echoes its region; its schema marks region and tier with x-mcp-header",
+    inputSchema: z.object({
+      region: z.string().meta({ "x-mcp-header": "Region" }),
+      tier: z.number().int().meta({ "x-mcp-header": "Tier" }),
+      query: z.string(),
+    }),
+  }, async ({ region, tier }) => ({ content: [{ type: "text", text: `${region} ${tier}` }] }));
 
   server.registerTool("ask", { description: "Answers input_required (state only: the relay declares no capability to ask with)" },
     async () => inputRequired({ requestState: "ask-1" }));

@@ -15,35 +15,33 @@ answer is one JSON body or an event stream on which the request's progress and l
   the revision has no resumption, so nothing is replayed and nothing is relayed twice.
 - A call whose response stream breaks off before its answer is **not** sent again (the revision allows a
   new request; the relay's rule is that a tool may have run): it fails, counted ``calls_broken``, one line.
+- The calls wait for their tools' schemas: ``tools/list`` is read first (``param_headers.ToolsListing``: pages until
+  every tool to be called is found, bounded), then each call carries the ``Mcp-Param-{Name}`` headers its tool's
+  ``x-mcp-header`` marks ask for (``param_headers``), or is not sent where the revision gives it none (counted
+  ``params_refused``, one line). No call, no ``tools/list``. A listing that fails or is cut leaves the calls to
+  tools it did not list without such headers (the server judges), said at INFO.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 from typing import Any
 
-from .._json import dumps
+from .._json import dumps, loads
 from .channel import _first
-from .eras import PROTOCOL_VERSION_KEY
-from .http_common import message_head, refuse_certificate, rpc_error, why
+from .eras import PROTOCOL_VERSION_KEY, request_meta
+from .eventstream import EventParser
+from .http_common import Refused, message_head, refuse_certificate, rpc_error, why
 from .http_driver import HttpDriver
 from .http_reach import log
 from .http_streams import BACKOFF_CAP, RETRY_FLOOR
-from .session import Phase
+from .param_headers import LIST_TIMEOUT, Refusal, ToolsListing, declarations, header_value, param_headers
+from .session import CLIENT_INFO, Phase
 
 __all__ = ["NAMED_BY", "StatelessHttp", "header_value", "routing_headers"]
 
 NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 """The methods whose ``Mcp-Name`` header mirrors a field of their params."""
-
-
-def header_value(text: str) -> str:
-    """``text`` as an HTTP field value: as it is where it is printable ASCII without spaces at its ends, else
-    ``=?base64?...?=`` of its UTF-8 (MCP 2026-07-28's encoding for the headers it mirrors)."""
-    if text.isascii() and text.isprintable() and text == text.strip():
-        return text
-    return f"=?base64?{base64.b64encode(text.encode('utf-8', 'surrogatepass')).decode('ascii')}?="
 
 
 def routing_headers(message: dict[str, Any]) -> dict[str, str]:
@@ -62,6 +60,14 @@ def routing_headers(message: dict[str, Any]) -> dict[str, str]:
     if isinstance(name, str):
         headers["Mcp-Name"] = header_value(name)
     return headers
+
+
+def _call_of(line: bytes) -> tuple[str | None, Any]:
+    """A ``tools/call`` message's tool name (None unless a string) and arguments."""
+    params = message_head(line)[2].get("params")
+    params = params if isinstance(params, dict) else {}
+    name = params.get("name")
+    return (name if isinstance(name, str) else None), params.get("arguments")
 
 
 class StatelessHttp(HttpDriver):
@@ -98,17 +104,123 @@ class StatelessHttp(HttpDriver):
             self._fail(why(error), "unreachable")
 
     def _send(self, data: bytes) -> None:
-        """The session's messages POSTed; ``initialize`` (the probe found no modern server) goes to the next driver."""
+        """The session's messages POSTed, the calls once their tools' schemas are read; ``initialize`` (the probe
+        found no modern server) goes to the next driver."""
         if self.session.phase is Phase.INITIALIZING:
             self._spawn(self._next_driver(data))
             return
-        super()._send(data)
+        lines = data.splitlines()
+        calls = [line for line in lines if b'"tools/call"' in line and message_head(line)[1] == "tools/call"]
+        if calls:
+            self._spawn(self._send_calls(calls))
+            data = b"\n".join(line for line in lines if line not in calls)
+        super()._send(data)  # nothing, where every line was a call
 
     def _own_stream_open(self) -> bool:
         return self.session.listen_id is not None and self.report.listen == "acknowledged"
 
     def _post_headers(self, message: dict[str, Any]) -> dict[str, str]:
-        return routing_headers(message)
+        request_id = message.get("id")
+        mirrored = self._mirrored.pop(request_id, None) if isinstance(request_id, int) and self._mirrored else None
+        return {**routing_headers(message), **(mirrored or {})}
+
+    # --- x-mcp-header: the calls' Mcp-Param headers, from tools/list ---------------------------------
+
+    _mirrored: dict[int, dict[str, str]] | None = None
+    """A call's ``Mcp-Param-{Name}`` headers, by its id, until it is POSTed (made by ``_send_calls``)."""
+
+    async def _send_calls(self, calls: list[bytes]) -> None:
+        """The calls POSTed once their tools' schemas are read, each with the headers its tool's schema marks; a
+        call the revision gives no headers for is failed unsent, one line."""
+        ids = [message_head(line)[0] for line in calls]
+        names = [_call_of(line) for line in calls]
+        listing = await self._list_tools({name for name, _ in names if name is not None})
+        server = self.report.server
+        if self._mirrored is None:
+            self._mirrored = {}
+        ready = []
+        for line, request_id, (name, arguments) in zip(calls, ids, names):
+            if not isinstance(request_id, int) or request_id not in self.session.pending:
+                continue  # timed out while the schemas were read
+            try:
+                headers = param_headers(declarations(listing.schemas[name]), arguments) if name in listing.schemas else {}
+            except Refusal as refusal:
+                server["params_refused"] = server.get("params_refused", 0) + 1
+                log.info("%s not sent: %s", self.session.label(request_id) or "tools/call", refusal)
+                self._give_up(request_id, f"not sent: {refusal}")
+                continue
+            if headers:
+                server["params_mirrored"] = server.get("params_mirrored", 0) + 1
+                self._mirrored[request_id] = headers
+            ready.append(line)
+        if ready:
+            super()._send(b"\n".join(ready))
+
+    async def _list_tools(self, wanted: set[str]) -> ToolsListing:
+        """``tools/list`` read, page by page, until every tool in ``wanted`` is found (within ``LIST_TIMEOUT``, half
+        the calls' ``request_timeout`` at most, and the listing's bounds); the report's ``tools_list`` says how it went."""
+        assert self.report.protocol_version is not None
+        listing = ToolsListing(wanted, request_meta(self.report.protocol_version, CLIENT_INFO))
+        limit = self.options.request_timeout
+        timeout = LIST_TIMEOUT if limit is None else min(LIST_TIMEOUT, limit / 2)
+        try:
+            async with asyncio.timeout(timeout):
+                while (message := listing.request()) is not None:
+                    await self._list_page(listing, message)
+        except TimeoutError:
+            listing.fail(f"no answer within {timeout:g} s")
+        except self._http.HttpError as error:
+            listing.fail(why(error))
+        except Refused as refused:
+            listing.fail(str(refused))
+        self.report.server["tools_list"] = listing.outcome
+        log.debug("tools/list for the calls' x-mcp-header: %s, %d page(s), %d bytes; %d of %d tools found",
+                  listing.outcome, listing.pages, listing.bytes, len(listing.schemas), len(wanted))
+        if listing.outcome != "read":
+            log.info("tools/list %s: a call to a tool it did not list goes without Mcp-Param headers (x-mcp-header)",
+                     listing.outcome)
+        return listing
+
+    async def _list_page(self, listing: ToolsListing, message: bytes) -> None:
+        """One page asked for and read: its answer to ``listing``, any notification on its stream to the channel."""
+        headers = {**self._request_headers(), **routing_headers(loads(message)), "Content-Type": "application/json"}
+        async with self._open("POST", "tools/list", headers, message) as response:
+            kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+            if kind not in ("application/json", "text/event-stream"):
+                await self._read_reason(response, count=False)
+                listing.fail(f"HTTP {response.status_code}")
+                return
+            parser = EventParser(self.session.framer.max_line) if kind == "text/event-stream" else None
+            body = bytearray()
+            async for piece in self._pieces(response):
+                if not listing.count(len(piece)):
+                    return
+                if parser is None:
+                    body += piece
+                else:
+                    self._listed(listing, parser.feed(piece), parser)
+            self._listed(listing, [bytes(body)] if parser is None else parser.close(), parser)
+            listing.unanswered(f"HTTP {response.status_code}" if response.status_code >= 300 else "no answer")
+
+    def _listed(self, listing: ToolsListing, datas: list[bytes], parser: EventParser | None) -> None:
+        """A ``tools/list`` answer's messages: the page's answer read, the rest relayed as any stream's."""
+        too_large = 0
+        if parser is not None:
+            too_large, parser.too_large = parser.too_large, 0
+        others = []
+        for data in datas:
+            if not data.strip():
+                continue
+            try:
+                message = loads(data)
+            except ValueError:
+                message = None
+            if isinstance(message, dict) and message.get("id") == listing.request_id and "method" not in message:
+                listing.read(message)
+            else:
+                others.append(data)
+        if others or too_large:
+            self._received(self.session.receive_messages(others, too_large))
 
     async def _read_posted(self, response: Any, request_id: object, generation: int, what: str) -> None:
         """The answer read (an event stream to its end: nothing is resumed in this era); a request still
