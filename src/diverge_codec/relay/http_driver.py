@@ -36,11 +36,9 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
     A driver says what it speaks by a few hooks (``_begin``, ``_new_session``, ``_post_target``, ``_read_posted``,
     ``_post_headers``, ``_own_stream``, ``_session_forgotten``, ``_end_session``).
 
-    ``transport``: ``auto`` (the default), ``streamable-http`` or ``sse`` (the older HTTP+SSE, ``http_sse``).
-    ``token_command``: a shell command whose output is a bearer token, run at start and again on a 401, at most as
-    often as ``remote_auth.TokenSource`` says; every request carries the current token, the DELETE too. ``verify``: an ``ssl.SSLContext`` for https (``remote_auth.tls_context``),
-    or None for the system's CAs (and ``SSL_CERT_FILE``). ``clock`` and ``sleep``: what every timing rule reads and
-    waits with (``time.monotonic`` and ``asyncio.sleep``; a test's fake ones run a 30 s window in milliseconds)."""
+    ``transport``: ``auto``, ``streamable-http`` or ``sse``. ``token_command`` or ``token``: the bearer token's
+    source (``remote_auth.TokenSource``), asked at start and on a 401. ``verify``: an ``ssl.SSLContext``, or None
+    for the policy's. ``clock``, ``sleep``: what every timing rule reads and waits with (a test's fake ones)."""
 
     _Refused = Refused
     _why = staticmethod(why)
@@ -54,10 +52,8 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
                  verify: Any = None, token: TokenProvider | None = None, network: NetworkPolicy | None = None,
                  clock: Callable[[], float] | None = None, sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
         super().__init__(writer, options)
-        if clock is not None:  # a test's fake clock and sleep: every timing rule on them (http_reach.Reach)
-            self._clock = clock
-        if sleep is not None:
-            self._sleep = sleep
+        self._clock = clock or self._clock  # a test's fake clock and sleep: every timing rule on them (http_reach.Reach)
+        self._sleep = sleep or self._sleep
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}")
         self.url: str = check_url(url)
@@ -139,14 +135,12 @@ class HttpDriver(Streams, Requests, Reach, ChannelRelay):
         if self.tokens is not None:
             server["token_command_runs"] = self.tokens.runs
         server.update({
-            "session_id": self._gave_session_id,
-            "calls_as_json": self._calls_as_json,
+            "session_id": self._gave_session_id, "calls_as_json": self._calls_as_json,
             "statuses": {str(code): count for code, count in sorted(self._statuses.items())},
             "get_stream": self._get_stream, "sessions": self._sessions,
             "without_session_s": round(self._without_session, 3), "calls_lost": self._calls_lost,
             "reconnects": self._reconnects, "unrecovered": self._unrecovered, "replayed": self._replayed,
-            "posts_failed": self._posts_failed, "stream_silences": self._silences,
-            "bodies_unread": self._unread_bodies,
+            "posts_failed": self._posts_failed, "stream_silences": self._silences, "bodies_unread": self._unread_bodies,
             "ended_by": self._ended_by or "closed", "shutdown": self._reason, "exit_status": None, "signal": None})
         if self._error is not None:
             server["error"] = self._error
