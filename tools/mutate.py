@@ -68,6 +68,11 @@ ORACLES: dict[str, list[str]] = {
     f"{PKG}/relay/http_driver.py": HTTP_DRIVER,
     f"{PKG}/relay/http_requests.py": HTTP_DRIVER,
     f"{PKG}/relay/remote_auth.py": REMOTE_AUTH,
+    f"{PKG}/relay/http_stateless.py": HTTP_DRIVER,
+    f"{PKG}/relay/http_sse.py": [*HTTP_DRIVER, "tests/test_relay_sse.py"],
+    f"{PKG}/relay/eventstream.py": ["tests/test_eventstream.py", "tests/test_relay_sse.py", "tests/test_http_driver.py"],
+    f"{PKG}/relay/cookies.py": ["tests/test_relay_cookies.py", "tests/test_http_client.py"],
+    f"{PKG}/relay/eras.py": SANS_IO_RELAY,
     f"{PKG}/_mcp_notifications_py.py": PURE_CODEC,
     f"{PKG}/_tools_begin_py.py": TOOLS_BEGIN,
     f"{PKG}/_stream_py.py": STREAM,
@@ -361,12 +366,12 @@ def build(scratch: Path) -> bool:
     return done.returncode == 0
 
 
-def run_oracle(scratch: Path, tests: list[str], timeout: float) -> str:
-    """killed, survived or timeout."""
+def run_oracle(scratch: Path, tests: list[str], timeout: float, full: bool = False) -> str:
+    """killed, survived or timeout: the tests' quick subset, or all of them (``full``: the slow ones too)."""
     present = [str(path.relative_to(scratch)) + test.partition("::")[1] + test.partition("::")[2]
                for test in tests for path in sorted(scratch.glob(test.partition("::")[0]))]
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-m", "not slow", "-p", "no:cacheprovider", "--no-header",
-               "-o", "addopts=", *present]
+    command = [sys.executable, "-m", "pytest", "-x", "-q", *([] if full else ["-m", "not slow"]), "-p", "no:cacheprovider",
+               "--no-header", "-o", "addopts=", *present]
     try:
         done = subprocess.run(command, cwd=scratch, env=_env(scratch), capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -478,6 +483,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests-from", metavar="REF", help="tests/ and fuzz/ from this commit")
     parser.add_argument("--only", action="append", default=[], help="the mutant path:line:what (repeatable)")
     parser.add_argument("--tests", action="append", default=[], help="run these tests (pytest ids) instead of the oracle")
+    parser.add_argument("--full", action="store_true", help="the oracle's slow tests too (processes, servers): what the"
+                        " whole suite would kill, for the survivors of a quick run (--only)")
     parser.add_argument("--json", type=Path, help="write every outcome here")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     args = parser.parse_args(argv)
@@ -507,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
             target.write_text(mutant.text)
             began = time.monotonic()
             try:
-                outcome = "stillborn" if compiled and not build(scratch) else run_oracle(scratch, args.tests or ORACLES[mutant.path], args.timeout)
+                outcome = "stillborn" if compiled and not build(scratch) else run_oracle(scratch, args.tests or ORACLES[mutant.path], args.timeout, args.full)
             finally:
                 target.write_text(original)
                 dirty = dirty or compiled
