@@ -1,14 +1,16 @@
 """What a program embedding the relay gets (issue #45: mutants that passed every quick test): a ``FrameSink`` that
-holds nothing never makes the relay wait, and the relay reads event streams with the compiled parser wherever
-the compiled core is built (the speed a user installed it for), its pure twin elsewhere."""
+holds nothing never makes the relay wait, and the relay reads event streams with the twin of the core the install
+chose: the compiled parser where the compiled core is built (the speed a user installed it for), the pure one
+elsewhere."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 
 import pytest
 
-from diverge_codec._implementation import IMPLEMENTATION
+from diverge_codec import _implementation
 from diverge_codec.relay import eventstream
 from diverge_codec.relay.channel import FrameSink
 
@@ -33,6 +35,13 @@ def test_a_frame_sink_drains_at_once_holding_nothing_and_once_the_program_took_e
     asyncio.run(main())
 
 
-def test_the_event_stream_parser_is_the_compiled_one_where_the_core_is_built():
-    twin = "diverge_codec._eventstream_py" if IMPLEMENTATION == "python" else "diverge_codec._eventstream_c"
-    assert (eventstream.EventParser.__module__, eventstream.RecentIds.__module__) == (twin, twin)
+@pytest.mark.parametrize(("implementation", "twin"), [("python", "_eventstream_py"), ("cython", "_eventstream_c")])
+def test_the_event_stream_parser_is_the_twin_of_the_core_the_install_chose(monkeypatch, implementation, twin):
+    pytest.importorskip(f"diverge_codec.{twin}")
+    monkeypatch.setattr(_implementation, "IMPLEMENTATION", implementation)
+    try:
+        reloaded = importlib.reload(eventstream)
+        assert reloaded.EventParser.__module__ == reloaded.RecentIds.__module__ == f"diverge_codec.{twin}"
+    finally:
+        monkeypatch.undo()
+        importlib.reload(eventstream)
