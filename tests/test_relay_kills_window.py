@@ -1,6 +1,7 @@
 """The older HTTP+SSE transport's end of the reconnect window, on virtual time (issue #45: ``_backoff`` answering
 "go on" after it gave up passed every quick test): each try's moment, the last at the window's end; once the
-relay says it gives up, the server gets no request more, and the report names the status it was last seen with."""
+relay says it gives up, the server gets no request more, and the report names the status it was last seen with;
+a refusal of the stream (no gateway's status) is no outage: the relay ends at once."""
 
 from __future__ import annotations
 
@@ -16,7 +17,19 @@ from test_http_driver_field import LegacyServer  # noqa: E402
 from virtual_time import START, Waits, run  # noqa: E402
 
 from diverge_codec.relay.channel import FileWriter, RelayOptions  # noqa: E402
+from diverge_codec.relay.http_client import Response  # noqa: E402
 from diverge_codec.relay.streamable_http import HttpRelay  # noqa: E402
+
+
+def legacy_on_virtual_time(handle: Any) -> dict[str, Any]:
+    """The older transport's relay (a call to make, a 30 s window) against ``handle`` on virtual time: its report."""
+    async def main() -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        options = RelayOptions(grace=0.5, request_timeout=5.0, reconnect_window=30.0, duration=200.0, calls=[("go", {})])
+        driver = HttpRelay(URL, FileWriter(_Kept()), options, transport="sse", clock=loop.time, sleep=Waits())
+        driver._client_options["transport"] = handle  # the scripted server, under the driver
+        return (await asyncio.wait_for(driver.run(), 1000)).as_dict()
+    return run(main)
 
 
 class GivingUpWatched(logging.Handler):
@@ -38,18 +51,11 @@ def test_the_older_transport_sends_nothing_once_it_gave_up_at_the_window_s_end()
         after.append((request.method, watched.gave_up, round(asyncio.get_running_loop().time() - START, 3)))
         return seen(request)
 
-    async def main() -> dict[str, Any]:
-        loop = asyncio.get_running_loop()
-        options = RelayOptions(grace=0.5, request_timeout=5.0, reconnect_window=30.0, duration=200.0, calls=[("go", {})])
-        driver = HttpRelay(URL, FileWriter(_Kept()), options, transport="sse", clock=loop.time, sleep=Waits())
-        driver._client_options["transport"] = handle  # the scripted server, under the driver
-        return (await asyncio.wait_for(driver.run(), 1000)).as_dict()
-
     log = logging.getLogger("diverge_codec.relay")
     log.addHandler(watched)
     level, log.level = log.level, logging.INFO
     try:
-        report = run(main)
+        report = legacy_on_virtual_time(handle)
     finally:
         log.removeHandler(watched)
         log.setLevel(level)
@@ -59,3 +65,21 @@ def test_the_older_transport_sends_nothing_once_it_gave_up_at_the_window_s_end()
     # the window's end (30 s after the loss), as the Streamable HTTP transport's (test_relay_http_timing.py)
     assert [moment for method, _, moment in after if method == "GET"] == [0.0, 0.5, 1.5, 3.5, 7.5, 15.5, 23.5, 30.0]
     assert report["server"]["error"] == "HTTP 502 on the SSE stream" and report["server"]["ended_by"] == "connection lost"
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_a_refusal_of_the_sse_stream_is_no_outage_the_relay_ends_at_once_naming_it(first):
+    """A 403 (not a gateway's status) on the stream's GET, the first or after a session: no try after it."""
+    server, gets = LegacyServer(after_first=[403] * 100), []
+
+    def handle(request: Any) -> Any:
+        if request.method == "GET":
+            gets.append(round(asyncio.get_running_loop().time() - START, 3))
+            if first:
+                return Response(403, content=b"no")
+        return server.handle(request)
+
+    report = legacy_on_virtual_time(handle)
+    assert gets == ([0.0] if first else [0.0, 0.5])
+    assert report["server"]["error"] == "HTTP 403 on the SSE stream: the credentials do not allow this"
+    assert report["unreachable"] is True
