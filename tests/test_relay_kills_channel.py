@@ -16,7 +16,7 @@ from diverge_codec.sequence import State
 from test_relay_channel_writer import F_SETPIPE_SZ, Consumer, ScriptedServer, _log, _numbers, pytestmark  # noqa: F401
 from test_relay_command import channel
 
-LINES = 64
+LINES = 400  # 400 KB: past the writer's 64 KiB mark, so its drain waits and records queue meanwhile
 
 
 class SaysWhenTheLastCame(Consumer):
@@ -37,12 +37,12 @@ def test_a_slow_consumer_gets_every_record_while_the_server_is_still_running(mn,
     async def scenario() -> bytes:
         read_end, write_end = os.pipe()
         fcntl.fcntl(write_end, F_SETPIPE_SZ, 4096)
-        consumer = SaysWhenTheLastCame(read_end, per_read=1500, every=0.002)
-        # 1 KB records 8 a turn past a one-page pipe: the pump writes after each drain; the server then stays,
-        # its output open, until the relay is stopped: when the last record has reached the consumer
+        consumer = SaysWhenTheLastCame(read_end, per_read=2048, every=0.001)
+        # 1 KB records 8 every 2 ms, twice what the consumer reads: the pump writes what queued after each drain,
+        # more than once; the server then stays, its output open, until the relay is stopped: the last record read
         relay = ScriptedServer(PipeWriter(write_end, watch_reader=True),
                                RelayOptions(grace=0.05, frame=mn.splice_notification),
-                               [_log(number, 1000) for number in range(LINES)], pace=0.001, linger=10)
+                               [_log(number, 1000) for number in range(LINES)], pace=0.002, linger=10)
         consumer.then = relay.shutdown
         await relay.run()  # a TimeoutError after 10 s: the last record never came while the server ran
         await asyncio.wait_for(consumer.ended, 10)
