@@ -53,7 +53,8 @@ def test_the_older_transport_sends_nothing_once_it_gave_up_at_the_window_s_end()
 
     log = logging.getLogger("diverge_codec.relay")
     log.addHandler(watched)
-    level, log.level = log.level, logging.INFO
+    level = log.level
+    log.setLevel(logging.INFO)  # setLevel, not the attribute: it clears the logger's cache of what is enabled
     try:
         report = legacy_on_virtual_time(handle)
     finally:
