@@ -15,6 +15,7 @@ import importlib
 import ipaddress
 import os
 import sys
+from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 import pytest
@@ -305,6 +306,14 @@ sys.addaudithook(_refuse_processes_in_quick_tests)
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: starts a process, or over ~1.5 s; -m 'not slow' leaves them out (loopback servers in-process are quick)")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The quick subset (``-m "not slow"``) does not import the files every test of which is slow: they would all be
+    deselected, and importing them (the MCP SDK, the examples) took some 10 s of its time on a loaded machine."""
+    if config.getoption("markexpr", "") == "not slow" and collection_path.suffix == ".py":
+        return any(fnmatch.fnmatchcase(collection_path.name, pattern) for pattern in SLOW_FILES) or None
+    return None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -18,6 +19,8 @@ import pytest
 pytest.importorskip("h11", reason="the HTTP driver needs the [http] extra (h11)")
 from scripted_http import Response  # noqa: E402
 from diverge_codec.relay.http_stateless import header_value, routing_headers  # noqa: E402
+import test_http_driver  # noqa: E402
+import virtual_time  # noqa: E402
 from test_http_driver import INIT, SSE, Server, _answer, _events, _log, _streamed, pure, relay  # noqa: E402,F401
 
 DISCOVERED = {"supportedVersions": ["2026-07-28"], "capabilities": {}, "serverInfo": {"name": "mock", "version": "0"}}
@@ -178,7 +181,10 @@ def test_input_required_ends_the_call_counted(pure):
     assert report["server"]["input_required"] == 1 and report["calls"]["failed"] == 1
 
 
-def test_the_listen_stream_that_breaks_is_opened_again_as_a_new_request_nothing_relayed_twice(pure):
+def test_the_listen_stream_that_breaks_is_opened_again_as_a_new_request_nothing_relayed_twice(pure, monkeypatch):
+    # on virtual time (tests/virtual_time.py): the 2.5 s of streams reopened take milliseconds
+    monkeypatch.setattr(test_http_driver, "asyncio", SimpleNamespace(run=lambda main: virtual_time.run(lambda: main),
+                                                                     wait_for=asyncio.wait_for))
     server = Modern(listen_streams=[_events(ACK, CHANGED), _events(ACK, CHANGED)])
     report, notes = relay(server, pure=pure, protocol="auto", duration=2.5)
     listens = [body for _, body in _posts(server) if body["method"] == "subscriptions/listen"]

@@ -8,6 +8,7 @@ import inspect
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -175,7 +176,7 @@ def _run_main(monkeypatch, tmp_path, outcome: str, *argv: str) -> int:
         (scratch / module).write_text((ROOT / module).read_text())
         return scratch
     monkeypatch.setattr(mutate, "scratch_tree", scratch_tree)
-    monkeypatch.setattr(mutate, "run_oracle", lambda scratch, tests, timeout: outcome)
+    monkeypatch.setattr(mutate, "run_oracle", lambda scratch, tests, timeout, full: outcome)
     return mutate.main(["--module", module, *argv])
 
 
@@ -203,3 +204,15 @@ def test_the_budget_starts_no_mutant_that_would_not_end_within_it(monkeypatch, t
     assert _run_main(monkeypatch, tmp_path, "killed", "--sample", "3", "--budget", "19") == 0  # a Python one: 20 s
     said = capsys.readouterr().out
     assert "budget spent: 3 mutants not run" in said and "killed     " not in said
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_the_oracle_is_its_tests_quick_subset_unless_the_full_files_are_asked(monkeypatch, tmp_path, full):
+    """``--full`` (a quick run's survivors against the slow tests too) drops ``-m "not slow"`` and nothing else."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("")
+    commands = []
+    monkeypatch.setattr(mutate.subprocess, "run", lambda command, **_: commands.append(command) or SimpleNamespace(returncode=1))
+    assert mutate.run_oracle(tmp_path, ["tests/test_x.py"], 10, full) == "killed"
+    assert (commands[0].count("-m"), "not slow" in commands[0]) == ((1, False) if full else (2, True))  # python -m pytest
+    assert commands[0][-1] == "tests/test_x.py"

@@ -50,6 +50,8 @@ def gc_callback(callback, threshold=1):
     require_gc_hooks()
     old = gc.get_threshold()
     gc.collect()
+    gc.freeze()  # what lived before is in no collection and no gc.get_objects(): each costs what the test made,
+    # not the whole run's heap (the same collections at the same allocations; 4-10 s a test in a quick-subset run)
     gc.callbacks.append(callback)
     gc.set_threshold(threshold)
     try:
@@ -57,6 +59,7 @@ def gc_callback(callback, threshold=1):
     finally:
         gc.set_threshold(*old)
         gc.callbacks.remove(callback)
+        gc.unfreeze()
 
 
 @contextmanager

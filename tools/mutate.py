@@ -37,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PKG = "src/diverge_codec"
 SANS_IO_RELAY = ["tests/test_relay*.py", "tests/test_leftovers.py"]  # their quick subset: the sans-IO tests
+KILLS = "tests/test_relay_kills_*.py"  # the quick tests written for survivors of the relay's modules (issue #45)
 PURE_CODEC = ["tests/test_mcp_notifications.py", "tests/test_decode_lazy.py", "tests/test_scanner.py",
               "tests/test_scanner_shapes.py", "tests/test_chunk_framer.py", "tests/test_encode_into.py",
               "tests/test_relay_answers.py", "tests/test_fuzz_corpus.py", "tests/test_parity.py", "tests/test_hostile.py"]
@@ -48,10 +49,10 @@ TOOLS_BEGIN = ["tests/test_tools_begin.py", "tests/test_tools_begin_reader.py", 
 STREAM = ["tests/test_stream.py", "tests/test_stream_records.py", "tests/test_stream_write.py", "tests/test_reentrancy.py"]
 SEQUENCE = ["tests/test_sequence.py", "tests/test_sequence_edges.py", "tests/test_proxy.py", "tests/test_contract.py",
             "tests/test_reentrancy.py"]
-HTTP_CLIENT = ["tests/test_http_client_pool.py", "tests/test_http_client.py", "tests/test_http_driver.py"]
+HTTP_CLIENT = ["tests/test_http_client_pool.py", "tests/test_http_client.py", "tests/test_http_driver.py", KILLS]
 HTTP_DRIVER = ["tests/test_relay_http_timing.py", "tests/test_relay_http_headers.py", "tests/test_http_driver_field.py",
-               "tests/test_http_driver.py", "tests/test_http_stateless.py"]
-REMOTE_AUTH = ["tests/test_relay_auth.py", "tests/test_relay_http_timing.py", "tests/test_relay_http_headers.py"]
+               "tests/test_http_driver.py", "tests/test_http_stateless.py", KILLS]
+REMOTE_AUTH = ["tests/test_relay_auth.py", "tests/test_relay_http_timing.py", "tests/test_relay_http_headers.py", KILLS]
 ORACLES: dict[str, list[str]] = {
     f"{PKG}/relay/session.py": SANS_IO_RELAY,
     f"{PKG}/relay/outbox.py": SANS_IO_RELAY,
@@ -71,6 +72,11 @@ ORACLES: dict[str, list[str]] = {
                                       "tests/test_relay_http_headers.py"],
     f"{PKG}/relay/http_requests.py": HTTP_DRIVER,
     f"{PKG}/relay/remote_auth.py": REMOTE_AUTH,
+    f"{PKG}/relay/http_stateless.py": HTTP_DRIVER,
+    f"{PKG}/relay/http_sse.py": [*HTTP_DRIVER, "tests/test_relay_sse.py"],
+    f"{PKG}/relay/eventstream.py": ["tests/test_eventstream.py", "tests/test_relay_sse.py", "tests/test_http_driver.py", KILLS],
+    f"{PKG}/relay/cookies.py": ["tests/test_relay_cookies.py", "tests/test_http_client.py", KILLS],
+    f"{PKG}/relay/eras.py": SANS_IO_RELAY,
     f"{PKG}/_mcp_notifications_py.py": PURE_CODEC,
     f"{PKG}/_tools_begin_py.py": TOOLS_BEGIN,
     f"{PKG}/_stream_py.py": STREAM,
@@ -364,12 +370,12 @@ def build(scratch: Path) -> bool:
     return done.returncode == 0
 
 
-def run_oracle(scratch: Path, tests: list[str], timeout: float) -> str:
-    """killed, survived or timeout."""
+def run_oracle(scratch: Path, tests: list[str], timeout: float, full: bool = False) -> str:
+    """killed, survived or timeout: the tests' quick subset, or all of them (``full``: the slow ones too)."""
     present = [str(path.relative_to(scratch)) + test.partition("::")[1] + test.partition("::")[2]
                for test in tests for path in sorted(scratch.glob(test.partition("::")[0]))]
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-m", "not slow", "-p", "no:cacheprovider", "--no-header",
-               "-o", "addopts=", *present]
+    command = [sys.executable, "-m", "pytest", "-x", "-q", *([] if full else ["-m", "not slow"]), "-p", "no:cacheprovider",
+               "--no-header", "-o", "addopts=", *present]
     try:
         done = subprocess.run(command, cwd=scratch, env=_env(scratch), capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -481,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests-from", metavar="REF", help="tests/ and fuzz/ from this commit")
     parser.add_argument("--only", action="append", default=[], help="the mutant path:line:what (repeatable)")
     parser.add_argument("--tests", action="append", default=[], help="run these tests (pytest ids) instead of the oracle")
+    parser.add_argument("--full", action="store_true", help="the oracle's slow tests too (processes, servers): what the"
+                        " whole suite would kill, for the survivors of a quick run (--only)")
     parser.add_argument("--json", type=Path, help="write every outcome here")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     args = parser.parse_args(argv)
@@ -510,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
             target.write_text(mutant.text)
             began = time.monotonic()
             try:
-                outcome = "stillborn" if compiled and not build(scratch) else run_oracle(scratch, args.tests or ORACLES[mutant.path], args.timeout)
+                outcome = "stillborn" if compiled and not build(scratch) else run_oracle(scratch, args.tests or ORACLES[mutant.path], args.timeout, args.full)
             finally:
                 target.write_text(original)
                 dirty = dirty or compiled
