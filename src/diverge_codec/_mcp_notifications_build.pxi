@@ -32,14 +32,29 @@ cdef extern from *:
         return !(seen & 0x8080808080808080ULL);
     }
     /* Whether text is name, both len bytes (8 to 16): two loads of 8 from each end. */
-    static inline int dc_build_name_is(const unsigned char *text, const char *name, size_t len) {
+    static DC_ALWAYS_INLINE int dc_build_name_is(const unsigned char *text, const char *name, size_t len) {
         uint64_t a, b, c, d;
         memcpy(&a, text, 8), memcpy(&b, name, 8), memcpy(&c, text + len - 8, 8), memcpy(&d, name + len - 8, 8);
         return a == b && c == d;
     }
+    /* Which of the names MCP gives its members a key's text (len bytes, no escape) is: its index in
+     * _NAMES, 0 for none. Inlined where a key is read, by length first. */
+    static DC_ALWAYS_INLINE int dc_build_name(const unsigned char *text, size_t len) {
+        switch (len) {
+        case 4: return dc_name_is(text, 4, "data", 4) ? 1 : 0;
+        case 5: return dc_name_is(text, 5, "total", 5) ? 2 : dc_name_is(text, 5, "level", 5) ? 3
+                     : dc_name_is(text, 5, "_meta", 5) ? 4 : 0;
+        case 6: return dc_name_is(text, 6, "method", 6) ? 5 : dc_name_is(text, 6, "params", 6) ? 6
+                     : dc_name_is(text, 6, "logger", 6) ? 7 : 0;
+        case 7: return dc_name_is(text, 7, "message", 7) ? 8 : dc_name_is(text, 7, "jsonrpc", 7) ? 9 : 0;
+        case 8: return dc_name_is(text, 8, "progress", 8) ? 10 : 0;
+        case 13: return dc_build_name_is(text, "progressToken", 13) ? 11 : 0;
+        default: return 0;
+        }
+    }
     """
     bint dc_build_ascii(const unsigned char* s, size_t n) nogil
-    bint dc_build_name_is(const unsigned char* text, const char* name, size_t len) nogil
+    int dc_build_name(const unsigned char* text, size_t len) nogil
 
 
 cdef extern from "Python.h":
@@ -57,6 +72,12 @@ cdef str _LEVEL = PyUnicode_InternFromString("level")
 cdef str _LOGGER = PyUnicode_InternFromString("logger")
 cdef str _DATA = PyUnicode_InternFromString("data")
 cdef str _VERSION = PyUnicode_InternFromString("2.0")  # the value of "jsonrpc", in every SDK's envelope
+# By dc_build_name's index; the module's names above hold them.
+cdef PyObject* _NAMES[12]
+for _index, _name in enumerate((None, _DATA, _TOTAL, _LEVEL, _META, _METHOD, _PARAMS, _LOGGER, _MESSAGE, _JSONRPC_KEY,
+                                _PROGRESS, _PROGRESS_TOKEN)):
+    _NAMES[_index] = <PyObject*>_name
+del _index, _name
 
 
 # What the pass leaves to the parser, in place of a value.
@@ -170,40 +191,6 @@ cdef str _key_of(const char* text, Py_ssize_t size):
 
 
 
-cdef inline str _key(const char* text, Py_ssize_t size):
-    """The str of a member's key with no escape: the one kept for an MCP name, else _key_of's."""
-    cdef const unsigned char* name = <const unsigned char*>text
-    if size == 6:
-        if dc_name_is(name, 6, "method", 6):
-            return _METHOD
-        if dc_name_is(name, 6, "params", 6):
-            return _PARAMS
-        if dc_name_is(name, 6, "logger", 6):
-            return _LOGGER
-    elif size == 8:
-        if dc_name_is(name, 8, "progress", 8):
-            return _PROGRESS
-    elif size == 13:
-        if dc_build_name_is(name, "progressToken", 13):
-            return _PROGRESS_TOKEN
-    elif size == 7:
-        if dc_name_is(name, 7, "message", 7):
-            return _MESSAGE
-        if dc_name_is(name, 7, "jsonrpc", 7):
-            return _JSONRPC_KEY
-    elif size == 5:
-        if dc_name_is(name, 5, "total", 5):
-            return _TOTAL
-        if dc_name_is(name, 5, "level", 5):
-            return _LEVEL
-        if dc_name_is(name, 5, "_meta", 5):
-            return _META
-    elif size == 4:
-        if dc_name_is(name, 4, "data", 4):
-            return _DATA
-    return _key_of(text, size)
-
-
 cdef inline object _integer_or_number(const char* s, size_t* at):
     """The number at s[at[0]]: an integer of up to 18 digits read and made in one go, else the scan's
     reader checks it and _number makes it; _UNBUILT where it is not valid or is left to the parser."""
@@ -236,7 +223,7 @@ cdef object _value(const char* s, size_t* at, size_t end, int depth, bint* meta)
     builds them; *meta set where an object at this level has a "_meta" member (meta may be NULL)."""
     cdef size_t pos = at[0], next
     cdef char c = s[pos]
-    cdef int escaped = 0
+    cdef int escaped = 0, name
     cdef dict members
     cdef list items
     cdef str key
@@ -262,7 +249,8 @@ cdef object _value(const char* s, size_t* at, size_t end, int depth, bint* meta)
             next = dc_string(<const unsigned char*>s, pos, end, &escaped, NULL)
             if next == 0 or escaped:
                 return _UNBUILT
-            key = _key(s + pos + 1, <Py_ssize_t>(next - pos - 2))
+            name = dc_build_name(<const unsigned char*>s + pos + 1, next - pos - 2)  # inlined: no call for a name
+            key = <str>_NAMES[name] if name else _key_of(s + pos + 1, <Py_ssize_t>(next - pos - 2))
             if meta != NULL and key is _META:
                 meta[0] = True
             pos = _skip_space(s, next)
@@ -325,7 +313,7 @@ cdef object _built_notification(const char* data, Py_ssize_t size):
     in one pass; None where the parser reads it (see the top of this file)."""
     cdef const char* s = data + 1
     cdef size_t end = <size_t>(size - 1), pos, at, next
-    cdef int escaped = 0
+    cdef int escaped = 0, name
     cdef bint meta = False
     cdef dict members
     cdef str key
@@ -344,7 +332,8 @@ cdef object _built_notification(const char* data, Py_ssize_t size):
             next = dc_string(<const unsigned char*>s, pos, end, &escaped, NULL)
             if next == 0 or escaped:
                 return None
-            key = _key(s + pos + 1, <Py_ssize_t>(next - pos - 2))
+            name = dc_build_name(<const unsigned char*>s + pos + 1, next - pos - 2)
+            key = <str>_NAMES[name] if name else _key_of(s + pos + 1, <Py_ssize_t>(next - pos - 2))
             pos = _skip_space(s, next)
             if s[pos] != b":":
                 return None
