@@ -189,8 +189,6 @@ cdef str _key_of(const char* text, Py_ssize_t size):
     return key
 
 
-
-
 cdef inline object _integer_or_number(const char* s, size_t* at):
     """The number at s[at[0]]: an integer of up to 18 digits read and made in one go, else the scan's
     reader checks it and _number makes it; _UNBUILT where it is not valid or is left to the parser."""
