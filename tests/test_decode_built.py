@@ -112,3 +112,56 @@ def test_escaped_strings_are_built_as_orjson_reads_them(escape):
     for lead in range(0, 20, 3):
         text = b"a" * lead + escape + b"\xc3\xa9z" + escape
         same_as_orjson(b'{"method":"m","params":{"s":"' + text + b'","' + text + b'":[' + b'"' + text + b'"]},"x":"' + text + b'"}')
+
+
+REFUSED = [
+    b'{"method":"m","params":{"n":01}}', b'{"method":"m","params":{"n":-01}}', b'{"method":"m","params":{"n":1.}}',
+    b'{"method":"m","params":{"n":.5}}', b'{"method":"m","params":{"n":-}}', b'{"method":"m","params":{"n":1e}}',
+    b'{"method":"m","params":{"n":+1}}', b'{"method":"m","params":{"n":1e400}}', b'{"method":"m","params":{"b":tru}}',
+    b'{"method":"m","params":{"b":nul}}', b'{"method":"m","params":{"a":[1,]}}', b'{"method":"m","params":{"a":1,}}',
+    b'{"method":"m","params":{"a" 1}}', b'{"method":"m","params":{1:1}}', b'{"method":"m","params":{"a":[1 2]}}',
+    b'{"method":"m"}x', b'{"method":"m"}{}', b'{"method":"m"\x00}', b'{"method":"m","params":{"s":"\x01"}}',
+    b'{"method":"m","params":{"s":"\xff"}}', b'{"method":"m","params":{"\xc3":1}}', b'{"method":"m\x1f"}',
+    b'{"method":"m","jsonrpc":"2.0', b'{"method":"m","jsonrpc":"2.0}',
+    b'{"method":"m","params":' + b'[' * 40 + b']' * 39 + b'}',
+    # valid, refused by the channel's rules
+    b'{"method":5}', b'{"method":"m","method":null}', b'{"params":{}}', b'{"method":"m","params":[]}',
+    b'{"method":"m","params":{"_meta":5}}', b'{"method":"m","params":{},"params":{"_meta":[]}}', b'[]', b'  ', b'',
+]
+
+
+@pytest.mark.parametrize("body", REFUSED, ids=repr)
+def test_a_short_body_refused_as_the_pure_core_words_it(body):
+    # The one pass leaves what it does not settle to orjson: the same error class and message on both cores.
+    worded = []
+    for core in ("c", "py"):
+        module = load("mcp_notifications", core)
+        with pytest.raises(module.FrameError) as refused:
+            module.decode(b"\x00" + body)
+        worded.append((type(refused.value).__name__, str(refused.value)))
+    assert worded[0] == worded[1]
+
+
+@pytest.mark.parametrize("body", [
+    b'{"method":"m","params":{"_meta":5},"params":{"_meta":{}}}',  # the last params' _meta is the one read
+    b'{"method":"m","params":{"_meta":5},"params":{}}',
+    b'{"method":"m","params":{"a":{"_meta":5}}}',  # a nested _meta is no rule's
+    b'{"jsonrpc":"2.0","jsonrpc":"2.01","method":"m"}', b'{"method":"m","jsonrpc":2.0}', b'{"jsonrpc":"2.0 ","method":"m"}', b'{"jsonrpc":"","method":"m"}',
+])
+def test_the_members_the_one_pass_reads_by_name(body):
+    same_as_orjson(body)
+
+
+def test_the_one_pass_hands_out_the_same_names_methods_and_version():
+    # The compiled core's pass makes no new str for an MCP member's name, a method read before (two by
+    # turns) or the envelope's "2.0"; the values are orjson's either way (same_as_orjson above).
+    decode = load("mcp_notifications", "c").decode
+    bodies = [b'\x00{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1,'
+              b'"total":2,"message":"m","_meta":{}}}',
+              b'\x00{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"l","data":1}}']
+    first = [decode(body).notification for body in bodies]
+    again = [decode(body).notification for body in bodies]
+    for made, remade in zip(first, again):
+        assert made["method"] is remade["method"] and made["jsonrpc"] is remade["jsonrpc"]
+        assert [id(key) for key in made["params"]] == [id(key) for key in remade["params"]]
+        assert [id(key) for key in made] == [id(key) for key in remade]

@@ -652,23 +652,6 @@ look:  /* s[pos] needs a look */
     }
 }
 
-/* For decode's builder: the closing quote of a string the scan accepted, whose text starts at
- * s[pos] (end: the document's size), or DC_NONE where it holds an escape; *ascii cleared where a
- * byte is 0x80 or above. Sixteen bytes a read where sixteen are left, one at a time after. */
-static inline size_t dc_plain_string(const unsigned char *s, size_t pos, size_t end, int *ascii) {
-    unsigned char c;
-    for (;;) {
-#if DC_SSE2
-        pos = dc_skip_plain(s, pos, end);
-#endif
-        c = s[pos];
-        if (c == '"') return pos;
-        if (c == '\\') return DC_NONE;
-        if (c >= 0x80) *ascii = 0;
-        pos++;
-    }
-}
-
 /* For decode's builder: the UTF-8 of a string the scan accepted, whose text starts at s[pos], into
  * out, which has room for as many bytes as are left in the document (no escape's UTF-8 is longer
  * than the escape); its length, *close set to the closing quote's position. */

@@ -62,7 +62,7 @@ __all__ = [
 cdef object _loads = _json.loads
 cdef object _shared_body = new_shared_body(_loads, _json.VIEW_READ_AT_ONCE)
 cdef enum:
-    # decode reads a tag-0 payload up to this size with the scan and builds it (_scanned_notification):
+    # decode reads a tag-0 payload up to this size in one pass that checks and builds it (_built_notification):
     # orjson.loads costs ~180 ns before it reads a byte (its parse buffer), which the build saves, and
     # the build reads each string and list item dearer than orjson, which loses past ~250 B (CPU time,
     # benchmarks/cpu_time.py: 100 B 0.92x, 180 B 0.99x orjson.loads; 540 B 1.23x, 1.8 KB 1.29x).
@@ -236,7 +236,7 @@ cdef object _decode(object payload):
     cdef unsigned char tag = <unsigned char>data[0]
     if tag == 0:
         if _shared_body is not None and size <= _SCANNED_UP_TO:
-            frame = _scanned_notification(data, size)
+            frame = _built_notification(data, size)
             if frame is not None:
                 return frame
         result = NULL
@@ -502,3 +502,5 @@ __all__ += ["ChunkFramer"]
 
 include "_mcp_notifications_lazy.pxi"
 __all__ += ["LazyNotification", "decode_lazy"]
+
+include "_mcp_notifications_build.pxi"
