@@ -294,3 +294,45 @@ def test_integers_of_every_width_read_inline_or_not_are_held_to_orjson(digits):
         for message in (b'{"method":"m","params":{"n":' + number + b'}}', b'{"method":"m","params":[' + number + b"]}",
                         b'{"method":"m","params":{"n":[' + number + b"," + number + b"]}}"):
             scanner_check.check(message)
+
+
+ENVELOPE_FIRST = b'{"jsonrpc":"2.0",'
+"""The 17 bytes the compiled scan takes as read in one compare (mcp 2.x's, fastmcp's and the TypeScript SDK's)."""
+
+
+@pytest.mark.parametrize("message, payload", [
+    (b'{"jsonrpc":"2.0","method":"m"}', b'{"method":"m"}'),
+    (b' \t{"jsonrpc":"2.0","method":"m","params":{}}\r', b'{"method":"m","params":{}}'),
+    (b'{"jsonrpc":"2.0", \n"method":"m"}', b'{"method":"m"}'),
+    (b'{"jsonrpc":"2.0","jsonrpc":"2.0","method":"m"}', b'{"method":"m"}'),
+    (b'{"jsonrpc":"2.0","method":"m","jsonrpc":"2.0"}', b'{"method":"m"}'),
+    (b'{"jsonrpc":"2.0","a":1,"jsonrpc":"2.0","method":"m","b":{"jsonrpc":"2.0"}}',
+     b'{"a":1,"method":"m","b":{"jsonrpc":"2.0"}}'),
+    (b'{"jsonrpc":"2.0","params":{"jsonrpc":"2.0",'
+     b'"_meta":null},"method":"m"}', b'{"params":{"jsonrpc":"2.0","_meta":null},"method":"m"}'),
+])
+def test_a_notification_opening_with_the_envelope_is_spliced_byte_for_byte(mn, message, payload):
+    """Where the compiled scan takes the envelope's 17 bytes in one compare: the same cuts as a member read."""
+    scanner_check.check(message)
+    assert relay.relay_frame(message, mn) == b"\x00" + payload
+    record = (len(payload) + 1).to_bytes(4, "big") + b"\x00" + payload
+    line = message.replace(b"\n", b" ")  # one line for the framer, which reads the same scan
+    assert mn.ChunkFramer(1 << 16, 1 << 16).feed(line + b"\n") == (record, 1, len(payload) + 1, len(payload) + 1, [])
+
+
+@pytest.mark.parametrize("message", [
+    ENVELOPE_FIRST, ENVELOPE_FIRST[:-1], ENVELOPE_FIRST + b"}", ENVELOPE_FIRST + b" ", ENVELOPE_FIRST + b",",
+    ENVELOPE_FIRST + b'"method"', ENVELOPE_FIRST + b'"method":"m"', ENVELOPE_FIRST + b'"method":"m"}x',
+    ENVELOPE_FIRST + b'"method":"m"}}', ENVELOPE_FIRST + b'"id":1,"result":{}}', ENVELOPE_FIRST + b'"method":"m","id":null}',
+    ENVELOPE_FIRST + b'"method":1}', ENVELOPE_FIRST + b'"method":"m","params":[]}', ENVELOPE_FIRST + b'"method":"\xff"}',
+    b'{"jsonrpc":"2.0" ,"method":"m"}', b'{"jsonrpc":"2.1","method":"m"}', b'[{"jsonrpc":"2.0","method":"m"}]',
+    b'{"jsonrpc":"2.0","method":"m"}' + b" " * 600, ENVELOPE_FIRST + b'"method":"m","params":{"a":"' + b"x" * 600 + b'"}}',
+])
+def test_what_follows_the_envelope_first_is_read_as_anywhere_else(message):
+    """Refusals, answers, other JSON and the window's long documents after the 17 bytes: each held to orjson."""
+    scanner_check.check(message)
+
+
+@given(st.lists(_FRAGMENTS, max_size=14).map(lambda parts: ENVELOPE_FIRST + b"".join(parts)))
+def test_any_line_opening_with_the_envelope_is_held_to_orjson(message):
+    scanner_check.check(message)

@@ -1004,6 +1004,20 @@ static inline void dc_member(dc_splice *out, dc_cutter *cutter, size_t start, si
     cutter->last_end = end;
 }
 
+/* Whether a message opens with {"jsonrpc":"2.0", (17 bytes), as mcp 2.x's, fastmcp's and the
+ * TypeScript SDK's requests and notifications do: the scan then takes those bytes as read, one
+ * compare for what would be a member's key, value and bookkeeping (about 40 instructions of a
+ * relayed notification's 1,300). The scan from the next key on is the same either way. */
+static DC_ALWAYS_INLINE int dc_envelope_first(const unsigned char *at) {
+    static const unsigned char envelope[16] = {'{', '"', 'j', 's', 'o', 'n', 'r', 'p', 'c', '"', ':', '"', '2', '.', '0', '"'};
+    uint64_t a, b, x, y;
+    memcpy(&a, at, 8);
+    memcpy(&b, at + 8, 8);
+    memcpy(&x, envelope, 8);
+    memcpy(&y, envelope + 8, 8);
+    return a == x && b == y && at[16] == ',';
+}
+
 /* Read one JSON document (data[size] must be 0): a DC_ status. Without fields, a JSON-RPC message,
  * and for DC_NOTIFICATION the splice in out (for DC_NOT_NOTIFICATION, its id and method); with fields, a channel notification (an id is just a
  * member, no cut is made), its fields' spans in fields. windowed (a constant): its arrays' strings
@@ -1037,6 +1051,13 @@ static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *ou
     if (pos >= size) return DC_NOT_NOTIFICATION;  /* a blank line is no message */
     out->start = pos;
     root_kind = dc_kind(s[pos]);
+    if (!fields && size - pos >= 17 && dc_envelope_first(s + pos)) {  /* as the value: and key: steps below read them */
+        stack[++depth] = '{';
+        dc_member(out, &cutter, pos + 1, pos + 16, 1);
+        pos += 17;
+        while (dc_space(s[pos])) pos++;
+        goto key;
+    }
 
 value:
     switch (s[pos]) {
@@ -1196,12 +1217,14 @@ done:
     return cutter.overflow ? DC_UNSURE : DC_NOTIFICATION;
 }
 
-/* The scan, in two builds: a long document's arrays of strings share a window; a short one's
- * scan (most messages) has no test for it. One copy serves both entry points below and every
- * caller (splice_notification, ChunkFramer, decode_lazy): fields is a pointer tested a few times
- * a member, not a byte, so it is not built twice, nor inlined into each caller. */
+/* The scan, in three builds: a long document's arrays of strings share a window; a short one's
+ * scan (most messages) has no test for it, and a short message the relay frames (no fields) has
+ * a build of its own, without the tests of fields (about 57 instructions a relayed notification:
+ * issue 44). The copies serve both entry points below and every caller (splice_notification,
+ * ChunkFramer, decode_lazy), not inlined into each. */
 static DC_NOINLINE int dc_scan_any(const char *data, size_t size, dc_splice *out, dc_fields *fields) {
     if (size >= DC_WINDOW_FROM) return dc_scan(data, size, out, fields, 1);
+    if (!fields) return dc_scan(data, size, out, NULL, 0);  /* the relay's lines: ~4% fewer instructions */
     return dc_scan(data, size, out, fields, 0);
 }
 
