@@ -1055,7 +1055,6 @@ static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *ou
         stack[++depth] = '{';
         dc_member(out, &cutter, pos + 1, pos + 16, 1);
         pos += 17;
-        while (dc_space(s[pos])) pos++;
         goto key;
     }
 
@@ -1095,15 +1094,20 @@ value:
     pos = next;
     goto after;
 
-key:
-    if (s[pos] != '"') return DC_INVALID;
+key:  /* whitespace before a key, and before its colon, is skipped where the expected byte is not there */
+    if (s[pos] != '"') {
+        while (dc_space(s[pos])) pos++;
+        if (s[pos] != '"') return DC_INVALID;
+    }
     escaped = 0;
     next = dc_string(s, pos, size, &escaped, NULL);
     if (!next) return DC_INVALID;
     key_start = pos;
     pos = next;
-    while (dc_space(s[pos])) pos++;
-    if (s[pos] != ':') return DC_INVALID;
+    if (s[pos] != ':') {
+        while (dc_space(s[pos])) pos++;
+        if (s[pos] != ':') return DC_INVALID;
+    }
     pos++;
     while (dc_space(s[pos])) pos++;
     if (depth == 1 || (depth == 2 && in_params)) {  /* a member the channel's rules look at */
@@ -1192,16 +1196,20 @@ after:  /* a value ended at pos */
         if (pos != size) return DC_INVALID;
         goto done;
     }
-    while (dc_space(s[pos])) pos++;
+between:  /* after a value in a container: compact JSON's next byte is tried before whitespace is skipped */
     if (s[pos] == ',') {
         pos++;
-        while (dc_space(s[pos])) pos++;
         if (stack[depth] == '{') goto key;
+        while (dc_space(s[pos])) pos++;
         goto value;
     }
     if (s[pos] == (stack[depth] == '{' ? '}' : ']')) {
         pos++;
         goto closed;
+    }
+    if (dc_space(s[pos])) {
+        do pos++; while (dc_space(s[pos]));
+        goto between;
     }
     return DC_INVALID;
 
