@@ -325,6 +325,10 @@ def test_a_notification_opening_with_the_envelope_is_spliced_byte_for_byte(mn, m
     ENVELOPE_FIRST + b'"method"', ENVELOPE_FIRST + b'"method":"m"', ENVELOPE_FIRST + b'"method":"m"}x',
     ENVELOPE_FIRST + b'"method":"m"}}', ENVELOPE_FIRST + b'"id":1,"result":{}}', ENVELOPE_FIRST + b'"method":"m","id":null}',
     ENVELOPE_FIRST + b'"method":1}', ENVELOPE_FIRST + b'"method":"m","params":[]}', ENVELOPE_FIRST + b'"method":"\xff"}',
+    ENVELOPE_FIRST + b'"method":"', ENVELOPE_FIRST + b'"method":"m', ENVELOPE_FIRST + b'"method":""}',
+    ENVELOPE_FIRST + b'"method":"m","method":7}', ENVELOPE_FIRST + b'"method" :"m"}', ENVELOPE_FIRST + b'"method":"m\n"}',
+    ENVELOPE_FIRST + b'"method":"\\u006d","params":{"_meta":1}}', ENVELOPE_FIRST + b'"method":"m","params":{"_meta":1}}',
+    ENVELOPE_FIRST + b'"method":"m","id":7}', ENVELOPE_FIRST + b'"methods":"m"}', ENVELOPE_FIRST + b'"method":"m"',
     b'{"jsonrpc":"2.0" ,"method":"m"}', b'{"jsonrpc":"2.1","method":"m"}', b'[{"jsonrpc":"2.0","method":"m"}]',
     b'{"jsonrpc":"2.0","method":"m"}' + b" " * 600, ENVELOPE_FIRST + b'"method":"m","params":{"a":"' + b"x" * 600 + b'"}}',
 ])
@@ -336,3 +340,15 @@ def test_what_follows_the_envelope_first_is_read_as_anywhere_else(message):
 @given(st.lists(_FRAGMENTS, max_size=14).map(lambda parts: ENVELOPE_FIRST + b"".join(parts)))
 def test_any_line_opening_with_the_envelope_is_held_to_orjson(message):
     scanner_check.check(message)
+
+
+@pytest.mark.parametrize("request_line", [
+    ENVELOPE_FIRST + b'"method":"ping","id":1}', ENVELOPE_FIRST + b'"id":"a","method":"roots/list"}',
+    ENVELOPE_FIRST + b'"method":"sampling/createMessage","params":{},"id":null}',
+])
+def test_a_request_opening_with_the_envelope_comes_back_to_be_answered(mn, request_line):
+    """The framer tells a request from an answer by the method the scan found: after the 17 bytes too."""
+    framer = mn.ChunkFramer(1 << 16, 1 << 16, awaiting={})
+    answer = ENVELOPE_FIRST + b'"id":1,"result":{}}'
+    assert framer.feed(request_line + b"\n" + answer + b"\n") == (b"", 0, 0, 0, [request_line])
+    assert framer.ignored == 1
