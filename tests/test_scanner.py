@@ -297,7 +297,7 @@ def test_integers_of_every_width_read_inline_or_not_are_held_to_orjson(digits):
 
 
 ENVELOPE_FIRST = b'{"jsonrpc":"2.0",'
-"""The 17 bytes the compiled scan takes as read in one compare (mcp 2.x's, fastmcp's and the TypeScript SDK's)."""
+"""How mcp 2.x, fastmcp and the TypeScript SDK open a message: the relay's commonest first member."""
 
 
 @pytest.mark.parametrize("message, payload", [
@@ -312,7 +312,7 @@ ENVELOPE_FIRST = b'{"jsonrpc":"2.0",'
      b'"_meta":null},"method":"m"}', b'{"params":{"jsonrpc":"2.0","_meta":null},"method":"m"}'),
 ])
 def test_a_notification_opening_with_the_envelope_is_spliced_byte_for_byte(mn, message, payload):
-    """Where the compiled scan takes the envelope's 17 bytes in one compare: the same cuts as a member read."""
+    """The envelope first, alone or in a run, before or among other members: cut to the byte, by the framer too."""
     scanner_check.check(message)
     assert relay.relay_frame(message, mn) == b"\x00" + payload
     record = (len(payload) + 1).to_bytes(4, "big") + b"\x00" + payload
@@ -333,7 +333,7 @@ def test_a_notification_opening_with_the_envelope_is_spliced_byte_for_byte(mn, m
     b'{"jsonrpc":"2.0","method":"m"}' + b" " * 600, ENVELOPE_FIRST + b'"method":"m","params":{"a":"' + b"x" * 600 + b'"}}',
 ])
 def test_what_follows_the_envelope_first_is_read_as_anywhere_else(message):
-    """Refusals, answers, other JSON and the window's long documents after the 17 bytes: each held to orjson."""
+    """Refusals, answers, other JSON and the window's long documents after the envelope: each held to orjson."""
     scanner_check.check(message)
 
 
@@ -347,7 +347,7 @@ def test_any_line_opening_with_the_envelope_is_held_to_orjson(message):
     ENVELOPE_FIRST + b'"method":"sampling/createMessage","params":{},"id":null}',
 ])
 def test_a_request_opening_with_the_envelope_comes_back_to_be_answered(mn, request_line):
-    """The framer tells a request from an answer by the method the scan found: after the 17 bytes too."""
+    """The framer tells a request from an answer by the method the scan found, with the envelope first."""
     framer = mn.ChunkFramer(1 << 16, 1 << 16, awaiting={})
     answer = ENVELOPE_FIRST + b'"id":1,"result":{}}'
     assert framer.feed(request_line + b"\n" + answer + b"\n") == (b"", 0, 0, 0, [request_line])

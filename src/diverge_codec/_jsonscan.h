@@ -1004,20 +1004,6 @@ static inline void dc_member(dc_splice *out, dc_cutter *cutter, size_t start, si
     cutter->last_end = end;
 }
 
-/* Whether a message opens with {"jsonrpc":"2.0", (17 bytes), as mcp 2.x's, fastmcp's and the
- * TypeScript SDK's requests and notifications do: the scan then takes those bytes as read, one
- * compare for what would be a member's key, value and bookkeeping (about 40 instructions of a
- * relayed notification's 1,300). The scan from the next key on is the same either way. */
-static DC_ALWAYS_INLINE int dc_envelope_first(const unsigned char *at) {
-    static const unsigned char envelope[16] = {'{', '"', 'j', 's', 'o', 'n', 'r', 'p', 'c', '"', ':', '"', '2', '.', '0', '"'};
-    uint64_t a, b, x, y;
-    memcpy(&a, at, 8);
-    memcpy(&b, at + 8, 8);
-    memcpy(&x, envelope, 8);
-    memcpy(&y, envelope + 8, 8);
-    return a == x && b == y && at[16] == ',';
-}
-
 /* Read one JSON document (data[size] must be 0): a DC_ status. Without fields, a JSON-RPC message,
  * and for DC_NOTIFICATION the splice in out (for DC_NOT_NOTIFICATION, its id and method); with fields, a channel notification (an id is just a
  * member, no cut is made), its fields' spans in fields. windowed (a constant): its arrays' strings
@@ -1051,12 +1037,6 @@ static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *ou
     if (pos >= size) return DC_NOT_NOTIFICATION;  /* a blank line is no message */
     out->start = pos;
     root_kind = dc_kind(s[pos]);
-    if (!fields && size - pos >= 17 && dc_envelope_first(s + pos)) {  /* as the value: and key: steps below read them */
-        stack[++depth] = '{';
-        dc_member(out, &cutter, pos + 1, pos + 16, 1);
-        pos += 17;
-        goto key;
-    }
 
 value:
     switch (s[pos]) {
@@ -1094,20 +1074,15 @@ value:
     pos = next;
     goto after;
 
-key:  /* whitespace before a key, and before its colon, is skipped where the expected byte is not there */
-    if (s[pos] != '"') {
-        while (dc_space(s[pos])) pos++;
-        if (s[pos] != '"') return DC_INVALID;
-    }
+key:
+    if (s[pos] != '"') return DC_INVALID;
     escaped = 0;
     next = dc_string(s, pos, size, &escaped, NULL);
     if (!next) return DC_INVALID;
     key_start = pos;
     pos = next;
-    if (s[pos] != ':') {
-        while (dc_space(s[pos])) pos++;
-        if (s[pos] != ':') return DC_INVALID;
-    }
+    while (dc_space(s[pos])) pos++;
+    if (s[pos] != ':') return DC_INVALID;
     pos++;
     while (dc_space(s[pos])) pos++;
     if (depth == 1 || (depth == 2 && in_params)) {  /* a member the channel's rules look at */
@@ -1196,20 +1171,16 @@ after:  /* a value ended at pos */
         if (pos != size) return DC_INVALID;
         goto done;
     }
-between:  /* after a value in a container: compact JSON's next byte is tried before whitespace is skipped */
+    while (dc_space(s[pos])) pos++;
     if (s[pos] == ',') {
         pos++;
-        if (stack[depth] == '{') goto key;
         while (dc_space(s[pos])) pos++;
+        if (stack[depth] == '{') goto key;
         goto value;
     }
     if (s[pos] == (stack[depth] == '{' ? '}' : ']')) {
         pos++;
         goto closed;
-    }
-    if (dc_space(s[pos])) {
-        do pos++; while (dc_space(s[pos]));
-        goto between;
     }
     return DC_INVALID;
 
@@ -1225,20 +1196,25 @@ done:
     return cutter.overflow ? DC_UNSURE : DC_NOTIFICATION;
 }
 
-/* The scan, in three builds: a long document's arrays of strings share a window; a short one's
- * scan (most messages) has no test for it, and a short message the relay frames (no fields) has
- * a build of its own, without the tests of fields (about 57 instructions a relayed notification:
- * issue 44). The copies serve both entry points below and every caller (splice_notification,
- * ChunkFramer, decode_lazy), not inlined into each. */
+/* The scan, in two builds: a long document's arrays of strings share a window; a short one's
+ * scan (most messages) has no test for it. One copy serves both entry points below and every
+ * caller (splice_notification, ChunkFramer, decode_lazy): fields is a pointer tested a few times
+ * a member, not a byte, so it is not built twice, nor inlined into each caller. */
 static DC_NOINLINE int dc_scan_any(const char *data, size_t size, dc_splice *out, dc_fields *fields) {
     if (size >= DC_WINDOW_FROM) return dc_scan(data, size, out, fields, 1);
-    if (!fields) return dc_scan(data, size, out, NULL, 0);  /* the relay's lines: ~4% fewer instructions */
     return dc_scan(data, size, out, fields, 0);
+}
+
+/* The relay's build: a short message, no fields to test. A function of its own: as a third copy
+ * inside dc_scan_any it left gcc's inlining budget short for the other two. */
+static DC_NOINLINE int dc_scan_short_message(const char *data, size_t size, dc_splice *out) {
+    return dc_scan(data, size, out, NULL, 0);
 }
 
 /* Read one JSON-RPC message (data[size] must be 0): a DC_ status, and for
  * DC_NOTIFICATION the splice in out. */
 static inline int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
+    if (size < DC_WINDOW_FROM) return dc_scan_short_message(data, size, out);
     return dc_scan_any(data, size, out, NULL);
 }
 
