@@ -294,3 +294,61 @@ def test_integers_of_every_width_read_inline_or_not_are_held_to_orjson(digits):
         for message in (b'{"method":"m","params":{"n":' + number + b'}}', b'{"method":"m","params":[' + number + b"]}",
                         b'{"method":"m","params":{"n":[' + number + b"," + number + b"]}}"):
             scanner_check.check(message)
+
+
+ENVELOPE_FIRST = b'{"jsonrpc":"2.0",'
+"""How mcp 2.x, fastmcp and the TypeScript SDK open a message: the relay's commonest first member."""
+
+
+@pytest.mark.parametrize("message, payload", [
+    (b'{"jsonrpc":"2.0","method":"m"}', b'{"method":"m"}'),
+    (b' \t{"jsonrpc":"2.0","method":"m","params":{}}\r', b'{"method":"m","params":{}}'),
+    (b'{"jsonrpc":"2.0", \n"method":"m"}', b'{"method":"m"}'),
+    (b'{"jsonrpc":"2.0","jsonrpc":"2.0","method":"m"}', b'{"method":"m"}'),
+    (b'{"jsonrpc":"2.0","method":"m","jsonrpc":"2.0"}', b'{"method":"m"}'),
+    (b'{"jsonrpc":"2.0","a":1,"jsonrpc":"2.0","method":"m","b":{"jsonrpc":"2.0"}}',
+     b'{"a":1,"method":"m","b":{"jsonrpc":"2.0"}}'),
+    (b'{"jsonrpc":"2.0","params":{"jsonrpc":"2.0",'
+     b'"_meta":null},"method":"m"}', b'{"params":{"jsonrpc":"2.0","_meta":null},"method":"m"}'),
+])
+def test_a_notification_opening_with_the_envelope_is_spliced_byte_for_byte(mn, message, payload):
+    """The envelope first, alone or in a run, before or among other members: cut to the byte, by the framer too."""
+    scanner_check.check(message)
+    assert relay.relay_frame(message, mn) == b"\x00" + payload
+    record = (len(payload) + 1).to_bytes(4, "big") + b"\x00" + payload
+    line = message.replace(b"\n", b" ")  # one line for the framer, which reads the same scan
+    assert mn.ChunkFramer(1 << 16, 1 << 16).feed(line + b"\n") == (record, 1, len(payload) + 1, len(payload) + 1, [])
+
+
+@pytest.mark.parametrize("message", [
+    ENVELOPE_FIRST, ENVELOPE_FIRST[:-1], ENVELOPE_FIRST + b"}", ENVELOPE_FIRST + b" ", ENVELOPE_FIRST + b",",
+    ENVELOPE_FIRST + b'"method"', ENVELOPE_FIRST + b'"method":"m"', ENVELOPE_FIRST + b'"method":"m"}x',
+    ENVELOPE_FIRST + b'"method":"m"}}', ENVELOPE_FIRST + b'"id":1,"result":{}}', ENVELOPE_FIRST + b'"method":"m","id":null}',
+    ENVELOPE_FIRST + b'"method":1}', ENVELOPE_FIRST + b'"method":"m","params":[]}', ENVELOPE_FIRST + b'"method":"\xff"}',
+    ENVELOPE_FIRST + b'"method":"', ENVELOPE_FIRST + b'"method":"m', ENVELOPE_FIRST + b'"method":""}',
+    ENVELOPE_FIRST + b'"method":"m","method":7}', ENVELOPE_FIRST + b'"method" :"m"}', ENVELOPE_FIRST + b'"method":"m\n"}',
+    ENVELOPE_FIRST + b'"method":"\\u006d","params":{"_meta":1}}', ENVELOPE_FIRST + b'"method":"m","params":{"_meta":1}}',
+    ENVELOPE_FIRST + b'"method":"m","id":7}', ENVELOPE_FIRST + b'"methods":"m"}', ENVELOPE_FIRST + b'"method":"m"',
+    b'{"jsonrpc":"2.0" ,"method":"m"}', b'{"jsonrpc":"2.1","method":"m"}', b'[{"jsonrpc":"2.0","method":"m"}]',
+    b'{"jsonrpc":"2.0","method":"m"}' + b" " * 600, ENVELOPE_FIRST + b'"method":"m","params":{"a":"' + b"x" * 600 + b'"}}',
+])
+def test_what_follows_the_envelope_first_is_read_as_anywhere_else(message):
+    """Refusals, answers, other JSON and the window's long documents after the envelope: each held to orjson."""
+    scanner_check.check(message)
+
+
+@given(st.lists(_FRAGMENTS, max_size=14).map(lambda parts: ENVELOPE_FIRST + b"".join(parts)))
+def test_any_line_opening_with_the_envelope_is_held_to_orjson(message):
+    scanner_check.check(message)
+
+
+@pytest.mark.parametrize("request_line", [
+    ENVELOPE_FIRST + b'"method":"ping","id":1}', ENVELOPE_FIRST + b'"id":"a","method":"roots/list"}',
+    ENVELOPE_FIRST + b'"method":"sampling/createMessage","params":{},"id":null}',
+])
+def test_a_request_opening_with_the_envelope_comes_back_to_be_answered(mn, request_line):
+    """The framer tells a request from an answer by the method the scan found, with the envelope first."""
+    framer = mn.ChunkFramer(1 << 16, 1 << 16, awaiting={})
+    answer = ENVELOPE_FIRST + b'"id":1,"result":{}}'
+    assert framer.feed(request_line + b"\n" + answer + b"\n") == (b"", 0, 0, 0, [request_line])
+    assert framer.ignored == 1

@@ -1188,9 +1188,18 @@ static DC_NOINLINE int dc_scan_any(const char *data, size_t size, dc_splice *out
     return dc_scan(data, size, out, fields, 0);
 }
 
+/* The relay's build: a short message, no fields to test (61 instructions fewer a relayed
+ * notification: issue 44). A function of its own, so that dc_scan_any and decode_lazy's builds
+ * in it compile as before: shortcuts tried in dc_scan (the envelope first, whitespace tried last)
+ * saved the relay 200 instructions but cost decode_lazy's 64 KB bodies 1-10%. */
+static DC_NOINLINE int dc_scan_short_message(const char *data, size_t size, dc_splice *out) {
+    return dc_scan(data, size, out, NULL, 0);
+}
+
 /* Read one JSON-RPC message (data[size] must be 0): a DC_ status, and for
  * DC_NOTIFICATION the splice in out. */
 static inline int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
+    if (size < DC_WINDOW_FROM) return dc_scan_short_message(data, size, out);
     return dc_scan_any(data, size, out, NULL);
 }
 
