@@ -39,22 +39,45 @@ UNWRITABLE = object()
 Step = Union[bytes, object]
 
 
-class ScriptedStream:
+class _Incoming:
+    """What a scripted connection holds for the client to read: bytes, an end or a reset, each waking a read."""
+
+    def __init__(self) -> None:
+        self.aborted = False
+        self._buffer = bytearray()
+        self._ended = self._reset = False
+        self._arrived = asyncio.Event()
+        self._read = asyncio.Event()  # set each time the client took what was there
+
+    async def read(self) -> bytes:
+        while not self._buffer and not self._ended and not self._reset:
+            self._arrived.clear()
+            await self._arrived.wait()
+        if self._buffer:
+            data = bytes(self._buffer)
+            self._buffer.clear()
+            self._read.set()
+            return data
+        if self._reset:
+            raise ConnectionResetError(104, "Connection reset by peer")
+        return b""
+
+    def readable(self) -> bool:
+        return bool(self._buffer) or self._ended or self._reset or self.aborted
+
+
+class ScriptedStream(_Incoming):
     """One scripted connection: the client's writes kept in ``sent``; ``answers[i]`` fed after its request ``i``."""
 
     def __init__(self, answers: Sequence[Step | list[Step]], host: str = "", port: int = 0) -> None:
         self.answers = list(answers)
         self.host, self.port = host, port
+        super().__init__()
         self.sent = bytearray()
         self.requests = 0
-        self.aborted = False
         self.tls: Any = None
         self.certificate: bytes | None = None
         self.tls_error: BaseException | None = None
-        self._buffer = bytearray()
-        self._ended = False
-        self._reset = False
-        self._arrived = asyncio.Event()
 
     def feed(self, step: Step) -> None:
         if step is END:
@@ -66,18 +89,6 @@ class ScriptedStream:
         else:
             self._buffer += step  # type: ignore[operator]
         self._arrived.set()
-
-    async def read(self) -> bytes:
-        while not self._buffer and not self._ended and not self._reset:
-            self._arrived.clear()
-            await self._arrived.wait()
-        if self._buffer:
-            data = bytes(self._buffer)
-            self._buffer.clear()
-            return data
-        if self._reset:
-            raise ConnectionResetError(104, "Connection reset by peer")
-        return b""
 
     def write(self, data: bytes) -> None:
         if self.aborted or (self.answers and self.answers[0] is UNWRITABLE):
@@ -93,9 +104,6 @@ class ScriptedStream:
             answer = self.answers.pop(0)
             for step in answer if isinstance(answer, list) else [answer]:
                 self.feed(step)
-
-    def readable(self) -> bool:
-        return bool(self._buffer) or self._ended or self._reset or self.aborted
 
     async def start_tls(self, context: Any, server_hostname: str) -> None:
         self.tls = (context, server_hostname)
@@ -170,19 +178,15 @@ def _latin(text: bytes | str) -> bytes:
     return text if isinstance(text, bytes) else text.encode("latin-1")
 
 
-class HandlerStream:
+class HandlerStream(_Incoming):
     """One connection to a scripted server: the client's bytes parsed by a server's h11, each request given to
     ``handle`` in turn and its ``Response`` written back, a streamed body piece by piece as it is produced."""
 
     def __init__(self, handle: Handler, host: str, port: int) -> None:
+        super().__init__()
         self.handle, self.host, self.port = handle, host, port
         self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=256 * 1024)
         self.tls: Any = None
-        self.aborted = False
-        self._buffer = bytearray()
-        self._ended = self._reset = False
-        self._arrived = asyncio.Event()
-        self._read = asyncio.Event()
         self._serving: asyncio.Task[None] | None = None
         self._head: h11.Request | None = None
         self._body = bytearray()
@@ -267,22 +271,6 @@ class HandlerStream:
     def feed_end(self) -> None:
         self._ended = True
         self._arrived.set()
-
-    async def read(self) -> bytes:
-        while not self._buffer and not self._ended and not self._reset:
-            self._arrived.clear()
-            await self._arrived.wait()
-        if self._buffer:
-            data = bytes(self._buffer)
-            self._buffer.clear()
-            self._read.set()
-            return data
-        if self._reset:
-            raise ConnectionResetError(104, "Connection reset by peer")
-        return b""
-
-    def readable(self) -> bool:
-        return bool(self._buffer) or self._ended or self._reset or self.aborted
 
     async def start_tls(self, context: Any, server_hostname: str) -> None:
         self.tls = (context, server_hostname)
