@@ -91,3 +91,43 @@ def test_a_certificate_without_alternative_names_is_named_by_its_common_name():
                    .sign(key, hashes.SHA256()))
     facts = certificate_facts(certificate.public_bytes(serialization.Encoding.DER))
     assert facts is not None and facts[0] == ["only-cn.test"]
+
+
+class _Ticks:
+    """A monotonic clock for ``http_requests`` alone: each reading one second after the last."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def monotonic(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def test_each_exchange_s_debug_line_says_its_milliseconds(monkeypatch, caplog):
+    import asyncio
+
+    from scripted_http import HandlerBackend, serving
+    from test_http_driver import URL, _Kept
+
+    from diverge_codec.relay import http_requests
+    from diverge_codec.relay.channel import FileWriter, RelayOptions
+    from diverge_codec.relay.streamable_http import HttpRelay
+
+    monkeypatch.setattr(http_requests, "time", _Ticks())  # the exchange's two readings, one second apart
+    answered = HandlerBackend(Server().handle)  # a relay answered; then, the server gone, one refused
+    with caplog.at_level(logging.DEBUG, logger="diverge_codec.relay"), serving(answered):
+        async def main() -> dict[str, Any]:
+            options = RelayOptions(grace=0.2, request_timeout=5.0, reconnect_window=0.3, protocol="2025-11-25",
+                                   calls=[("go", {})], until_answered=True)
+            driver = HttpRelay(URL, FileWriter(_Kept()), options)
+            report = (await asyncio.wait_for(driver.run(), 30)).as_dict()
+            answered.go_down()
+            again = HttpRelay(URL, FileWriter(_Kept()), options)
+            await asyncio.wait_for(again.run(), 30)
+            return report
+        report = asyncio.run(main())
+    assert report["calls"]["answered"] == 1
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG and " ms)" in r.getMessage()]
+    assert "POST /mcp: HTTP 200 (1000 ms)" in lines
+    assert any(line.startswith("POST /mcp: ") and "refused" in line and line.endswith(" (1000 ms)") for line in lines), lines
