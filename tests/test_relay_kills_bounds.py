@@ -131,3 +131,27 @@ def test_each_exchange_s_debug_line_says_its_milliseconds(monkeypatch, caplog):
     lines = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG and " ms)" in r.getMessage()]
     assert "POST /mcp: HTTP 200 (1000 ms)" in lines
     assert any(line.startswith("POST /mcp: ") and "refused" in line and line.endswith(" (1000 ms)") for line in lines), lines
+
+
+class AwayThenSlow(Server):
+    """The 2025 era without a stream of its own (GET 405): ``tools/call away`` answered 502, ``slow`` 0.3 s late."""
+
+    async def handle(self, request: Any) -> Any:  # type: ignore[override]
+        body = json.loads(request.content) if request.content else {}
+        if body.get("method") == "tools/call":
+            self.record(request)
+            if body["params"]["name"] == "away":
+                return Response(502, headers={"content-type": "text/html"}, content=b"<p>bad gateway")
+            import asyncio
+
+            await asyncio.sleep(0.3)
+            return Response(200, headers=SSE, content=_events(_answer(body["id"])))
+        return super().handle(request)
+
+
+def test_a_call_answered_502_sends_the_relay_to_the_server_s_stream_to_watch_the_outage_end(pure):
+    server = AwayThenSlow()
+    report, _ = relay(server, pure=pure, calls=[("away", {}), ("slow", {})], until_answered=True)
+    assert report["calls"] == {"sent": 2, "answered": 1, "failed": 1, "timed_out": 0}
+    gets = [method for method, _, _, _ in server.requests if method == "GET"]
+    assert len(gets) == 2  # the first after initialize; the second once the 502 said the server may be away
