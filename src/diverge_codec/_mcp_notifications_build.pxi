@@ -16,6 +16,7 @@ cdef extern from "_jsonscan.h":
     size_t dc_number_quick(const unsigned char* s, size_t pos) nogil
     size_t dc_literal(const unsigned char* s, size_t pos, const char* word, size_t len) nogil
     bint dc_name_is(const unsigned char* text, size_t len, const char* name, size_t name_len) nogil
+    size_t dc_unescape(const unsigned char* s, size_t pos, unsigned char* out, size_t* close) nogil
 
 
 cdef extern from *:
@@ -59,6 +60,8 @@ cdef extern from *:
 
 cdef extern from "Python.h":
     str PyUnicode_InternFromString(const char* text)
+    str PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    double PyOS_string_to_double(const char* text, char** end, PyObject* overflow_exception) except? -1.0
 
 
 # The names MCP gives its members, one str each, made once (the envelope's as the parser hands them

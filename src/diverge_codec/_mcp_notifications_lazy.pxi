@@ -23,7 +23,6 @@ cdef extern from "_jsonscan.h":
         dc_member_span members[DC_MAX_MEMBERS]
     size_t DC_NONE
     int dc_scan_fields(const char* data, size_t size, dc_fields* fields) nogil
-    size_t dc_unescape(const unsigned char* s, size_t pos, unsigned char* out, size_t* close) nogil
 
 
 @cython.final
@@ -99,9 +98,7 @@ A notification read for routing: its ``method``, and its params as the JSON byte
 
 
 cdef extern from "Python.h":
-    str PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
     void* PyUnicode_DATA(object text)
-    double PyOS_string_to_double(const char* text, char** end, PyObject* overflow_exception) except? -1.0
     bint PyUnicode_IS_ASCII(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
 
