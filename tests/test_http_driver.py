@@ -51,6 +51,15 @@ def _streamed(body: bytes) -> Any:
     return pieces()
 
 
+def _listening(*datas: bytes) -> Any:
+    """A stream as a real server's listen stream: its events, then open until the relay closes it (one that ends is
+    opened again after half a second, a re-opening that lands among a test's requests by the machine's speed)."""
+    async def pieces() -> Any:
+        yield b"".join(b"data: " + data + b"\n\n" for data in datas)
+        await asyncio.sleep(3600)
+    return pieces()
+
+
 class _Kept(io.BytesIO):
     def close(self) -> None:  # the channel's finish: keep what was written for the test to read
         self.closed_at_end = True

@@ -21,7 +21,7 @@ from scripted_http import Response  # noqa: E402
 from diverge_codec.relay.http_stateless import header_value, routing_headers  # noqa: E402
 import test_http_driver  # noqa: E402
 import virtual_time  # noqa: E402
-from test_http_driver import INIT, SSE, Server, _answer, _events, _log, _streamed, pure, relay  # noqa: E402,F401
+from test_http_driver import INIT, SSE, Server, _answer, _events, _listening, _log, _streamed, pure, relay  # noqa: E402,F401
 
 DISCOVERED = {"supportedVersions": ["2026-07-28"], "capabilities": {}, "serverInfo": {"name": "mock", "version": "0"}}
 ACK = b'{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{}}'
@@ -55,7 +55,7 @@ class Modern(Server):
             return Response(200, headers={"content-type": "application/json"},
                             content=_streamed(_answer(body["id"], DISCOVERED)))
         if method == "subscriptions/listen":
-            opened = self.listen_streams.pop(0) if self.listen_streams else _events(ACK, CHANGED)
+            opened = self.listen_streams.pop(0) if self.listen_streams else _listening(ACK, CHANGED)
             return Response(200, headers=SSE, content=opened)
         if "id" not in body:
             return Response(202)
@@ -89,13 +89,20 @@ def _posts(server: Server) -> list[tuple[dict[str, str], dict[str, Any]]]:
     return [(headers, body) for method, _, headers, body in server.requests if method == "POST"]
 
 
+def _methods(server: Server) -> list[str]:
+    """The POSTs' methods, the listen stream's re-openings left out: the mock's listen stream ends at once, and when
+    its re-opening (after half a second) lands among the calls depends on the machine's speed, not on the relay."""
+    methods = [body["method"] for _, body in _posts(server)]
+    return [m for i, m in enumerate(methods) if m != "subscriptions/listen" or "subscriptions/listen" not in methods[:i]]
+
+
 def test_the_probe_goes_first_stateless_and_every_post_carries_headers_that_match_its_body(pure):
     server = Modern()
     report, notes = relay(server, pure=pure, protocol="auto", calls=[("go", {})], until_answered=True,
                           requests=[("prompts/get", {"name": "greet"})])
     assert report["protocol_version"] == "2026-07-28" and report["server"]["discover"] == "modern"
     posts = _posts(server)
-    methods = [body["method"] for _, body in posts]
+    methods = _methods(server)
     assert methods[:2] == ["server/discover", "subscriptions/listen"]  # then the prompt, and the call after its listing
     assert sorted(methods[2:]) == ["prompts/get", "tools/call", "tools/list"] and methods[-1] == "tools/call"
     for headers, body in posts:
@@ -220,8 +227,7 @@ def test_a_call_carries_the_mcp_param_headers_its_tool_marks_read_from_tools_lis
     server = Modern(tools=[{"name": "other", "inputSchema": {"type": "object"}}, ROUTED])
     report, _ = relay(server, pure=pure, protocol="auto", until_answered=True,
                       calls=[("execute_sql", {"region": "Hello, 世界", "tier": 2, "query": "SELECT 1"})])
-    methods = [body["method"] for _, body in _posts(server)]
-    assert methods == ["server/discover", "subscriptions/listen", "tools/list", "tools/call"]
+    assert _methods(server) == ["server/discover", "subscriptions/listen", "tools/list", "tools/call"]
     (listed, body), = [(headers, body) for headers, body in _posts(server) if body["method"] == "tools/list"]
     assert body == {"jsonrpc": "2.0", "id": "diverge-codec/tools/list/1", "method": "tools/list", "params": {"_meta": {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
@@ -308,7 +314,7 @@ def test_a_hostile_tools_list_is_bounded_and_the_call_goes_without_its_headers(p
     with caplog.at_level(logging.INFO, logger="diverge_codec.relay"):
         report, _ = relay(server, pure=pure, protocol="auto", until_answered=True, request_timeout=2.0,
                           calls=[("execute_sql", {"region": "eu", "query": "q"})])
-    methods = [body["method"] for _, body in _posts(server)]
+    methods = _methods(server)
     assert methods.count("tools/list") == pages and methods[-1] == "tools/call"
     assert report["server"]["tools_list"] == outcome
     assert f"tools/list {outcome}: a call to a tool it did not list goes without Mcp-Param headers" in caplog.text

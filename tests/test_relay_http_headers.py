@@ -33,7 +33,7 @@ from diverge_codec.relay.http_client import HttpClient  # noqa: E402
 from diverge_codec.relay.remote_auth import TokenSource  # noqa: E402
 from diverge_codec.relay.streamable_http import HttpRelay  # noqa: E402
 from scripted_http import Response, ScriptedBackend, ScriptedStream, ok, serving  # noqa: E402
-from test_http_driver import INIT, SSE, URL, _answer, _events, _Kept, _log  # noqa: E402
+from test_http_driver import INIT, SSE, URL, _answer, _events, _Kept, _listening, _log  # noqa: E402
 
 UA = f"diverge-codec/{__version__}"
 OPERATOR = [("X-Tenant", "acme"), ("X-Api-Key", "k-123")]
@@ -151,7 +151,7 @@ class ModernRecorder:
             return _json_answer(body["id"], {"supportedVersions": ["2026-07-28"], "capabilities": {},
                                              "serverInfo": {"name": "m", "version": "0"}})
         if method == "subscriptions/listen":
-            return Response(200, headers=SSE, content=_events(
+            return Response(200, headers=SSE, content=_listening(
                 b'{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{}}'))
         if method == "tools/list":
             return _json_answer(body["id"], {"tools": [self.TOOL]})
