@@ -38,6 +38,9 @@ MODULES = ["_tools_begin_c", "_mcp_notifications_c", "_stream_c", "_sequence_c",
 # The C headers each module includes: an edit to one rebuilds the modules that use it.
 HEADERS = {"_tools_begin_c": ["src/diverge_codec/_tools_begin_scan.h", "src/diverge_codec/_jsonscan.h"],
            "_mcp_notifications_c": ["src/diverge_codec/_jsonscan.h", "src/diverge_codec/_jsonwrite.h"]}
+# Hand-written C compiled beside a module's Cython-generated source: the relay's scan of a short
+# message, a translation unit of its own so its shortcuts never move the module's other code (issue 44).
+SOURCES = {"_mcp_notifications_c": ["src/diverge_codec/_relayscan.c"]}
 # gcc/clang release builds compile these at -O2 (after the interpreter's -O3, so it wins): callgrind
 # counts the same instructions a call at either level for them, and their code is about a tenth smaller,
 # which keeps the wheel under 440,000 bytes (.ci/check-wheel). The tools-begin readers keep -O3: at
@@ -127,8 +130,8 @@ def extensions():
             raise
         warn("Cython is not available", error)
         return []
-    modules = [Extension(f"diverge_codec.{name}", [f"src/diverge_codec/{name}.pyx"], depends=HEADERS.get(name, []),
-                         define_macros=MACROS.get(name, []))
+    modules = [Extension(f"diverge_codec.{name}", [f"src/diverge_codec/{name}.pyx", *SOURCES.get(name, [])],
+                         depends=HEADERS.get(name, []), define_macros=MACROS.get(name, []))
                for name in MODULES]
     return cythonize(modules, compiler_directives=DIRECTIVES, include_path=["src"])
 

@@ -60,9 +60,11 @@ enum {
 #if defined(__GNUC__)
 #define DC_ALWAYS_INLINE inline __attribute__((always_inline))
 #define DC_NOINLINE __attribute__((noinline))
+#define DC_HIDDEN __attribute__((visibility("hidden")))
 #else
 #define DC_ALWAYS_INLINE inline
 #define DC_NOINLINE
+#define DC_HIDDEN
 #endif
 #define DC_MAX_CUTS 8
 #define DC_MAX_DEPTH 1024
@@ -509,7 +511,14 @@ __attribute__((target("avx512f,avx512bw,bmi,bmi2"))) static DC_NOINLINE size_t d
 #endif
 
 enum { DC_READER_SSE2 = 0, DC_READER_AVX2 = 1, DC_READER_AVX512 = 2 };
-static int dc_reader = -1;  /* unknown, then the long-string reader used; a race writes the same value */
+/* Unknown (-1), then the long-string reader used; a race writes the same value. One for the
+ * module: the relay's scan (_relayscan.c, a translation unit of its own) reads the one the module's
+ * own code defines, so _long_strings_reader chooses for both. */
+#ifdef DIVERGE_CODEC_RELAY_SCAN
+extern DC_HIDDEN int dc_reader;
+#else
+DC_HIDDEN int dc_reader = -1;
+#endif
 static inline int dc_long_strings_reader(int wanted);
 #endif
 
@@ -987,6 +996,22 @@ static inline void dc_member(dc_splice *out, dc_cutter *cutter, size_t start, si
     cutter->last_end = end;
 }
 
+#ifdef DIVERGE_CODEC_RELAY_SCAN
+/* Whether a message opens with {"jsonrpc":"2.0", (17 bytes), as mcp's, fastmcp's and the
+ * TypeScript SDK's requests and notifications do: the relay's scan then takes those bytes as read,
+ * two compares for what would be a member's key, value and bookkeeping. The scan from the next key
+ * on is the same either way. */
+static DC_ALWAYS_INLINE int dc_envelope_first(const unsigned char *at) {
+    static const unsigned char envelope[16] = {'{', '"', 'j', 's', 'o', 'n', 'r', 'p', 'c', '"', ':', '"', '2', '.', '0', '"'};
+    uint64_t a, b, x, y;
+    memcpy(&a, at, 8);
+    memcpy(&b, at + 8, 8);
+    memcpy(&x, envelope, 8);
+    memcpy(&y, envelope + 8, 8);
+    return a == x && b == y && at[16] == ',';
+}
+#endif
+
 /* Read one JSON document (data[size] must be 0): a DC_ status. Without fields, a JSON-RPC message,
  * and for DC_NOTIFICATION the splice in out (for DC_NOT_NOTIFICATION, its id and method); with fields, a channel notification (an id is just a
  * member, no cut is made), its fields' spans in fields. windowed (a constant): its arrays' strings
@@ -1020,6 +1045,14 @@ static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *ou
     if (pos >= size) return DC_NOT_NOTIFICATION;  /* a blank line is no message */
     out->start = pos;
     root_kind = dc_kind(s[pos]);
+#ifdef DIVERGE_CODEC_RELAY_SCAN
+    if (size - pos >= 17 && dc_envelope_first(s + pos)) {  /* as the value: and key: steps below read them */
+        stack[++depth] = '{';
+        dc_member(out, &cutter, pos + 1, pos + 16, 1);
+        pos += 17;
+        goto key;
+    }
+#endif
 
 value:
     switch (s[pos]) {
@@ -1058,14 +1091,28 @@ value:
     goto after;
 
 key:
+#ifdef DIVERGE_CODEC_RELAY_SCAN  /* whitespace before a key, and before its colon, skipped where the expected byte is not there */
+    if (s[pos] != '"') {
+        while (dc_space(s[pos])) pos++;
+        if (s[pos] != '"') return DC_INVALID;
+    }
+#else
     if (s[pos] != '"') return DC_INVALID;
+#endif
     escaped = 0;
     next = dc_string(s, pos, size, &escaped, NULL);
     if (!next) return DC_INVALID;
     key_start = pos;
     pos = next;
+#ifdef DIVERGE_CODEC_RELAY_SCAN
+    if (s[pos] != ':') {
+        while (dc_space(s[pos])) pos++;
+        if (s[pos] != ':') return DC_INVALID;
+    }
+#else
     while (dc_space(s[pos])) pos++;
     if (s[pos] != ':') return DC_INVALID;
+#endif
     pos++;
     while (dc_space(s[pos])) pos++;
     if (depth == 1 || (depth == 2 && in_params)) {  /* a member the channel's rules look at */
@@ -1154,6 +1201,23 @@ after:  /* a value ended at pos */
         if (pos != size) return DC_INVALID;
         goto done;
     }
+#ifdef DIVERGE_CODEC_RELAY_SCAN
+between:  /* after a value in a container: compact JSON's next byte is tried before whitespace is skipped */
+    if (s[pos] == ',') {
+        pos++;
+        if (stack[depth] == '{') goto key;
+        while (dc_space(s[pos])) pos++;
+        goto value;
+    }
+    if (s[pos] == (stack[depth] == '{' ? '}' : ']')) {
+        pos++;
+        goto closed;
+    }
+    if (dc_space(s[pos])) {
+        do pos++; while (dc_space(s[pos]));
+        goto between;
+    }
+#else
     while (dc_space(s[pos])) pos++;
     if (s[pos] == ',') {
         pos++;
@@ -1165,6 +1229,7 @@ after:  /* a value ended at pos */
         pos++;
         goto closed;
     }
+#endif
     return DC_INVALID;
 
 done:
@@ -1188,18 +1253,17 @@ static DC_NOINLINE int dc_scan_any(const char *data, size_t size, dc_splice *out
     return dc_scan(data, size, out, fields, 0);
 }
 
-/* The relay's build: a short message, no fields to test (61 instructions fewer a relayed
- * notification: issue 44). A function of its own, so that dc_scan_any and decode_lazy's builds
- * in it compile as before: shortcuts tried in dc_scan (the envelope first, whitespace tried last)
- * saved the relay 200 instructions but cost decode_lazy's 64 KB bodies 1-10%. */
-static DC_NOINLINE int dc_scan_short_message(const char *data, size_t size, dc_splice *out) {
-    return dc_scan(data, size, out, NULL, 0);
-}
+/* The relay's build of a short message (no fields to test, the envelope taken in two compares,
+ * whitespace tried last: issue 44), compiled in a translation unit of its own (_relayscan.c, which
+ * defines DIVERGE_CODEC_RELAY_SCAN), so that its shortcuts cannot move dc_scan_any's code:
+ * inside one function with it they saved the relay 200 instructions a notification but cost
+ * decode_lazy's 64 KB bodies 1-10%. */
+DC_HIDDEN int dc_relay_scan(const char *data, size_t size, dc_splice *out);
 
 /* Read one JSON-RPC message (data[size] must be 0): a DC_ status, and for
  * DC_NOTIFICATION the splice in out. */
 static inline int dc_scan_notification(const char *data, size_t size, dc_splice *out) {
-    if (size < DC_WINDOW_FROM) return dc_scan_short_message(data, size, out);
+    if (size < DC_WINDOW_FROM) return dc_relay_scan(data, size, out);
     return dc_scan_any(data, size, out, NULL);
 }
 

@@ -1,0 +1,19 @@
+/* The relay's scan of a short message, in a translation unit of its own (issue 44).
+ *
+ * Compiled into _mcp_notifications_c beside the Cython-generated source (setup.py). With
+ * DIVERGE_CODEC_RELAY_SCAN defined, _jsonscan.h's dc_scan takes the relay's shortcuts (the
+ * envelope {"jsonrpc":"2.0", taken in two compares, whitespace tried last); the module's own
+ * source includes the header without it, so its scan (dc_scan_any: decode_lazy, and documents of
+ * 512 bytes or more) compiles exactly as before, whatever these shortcuts do to gcc's choices.
+ * The same bytes are accepted, refused and cut either way (tests/test_scanner*.py, the fuzz
+ * target fuzz/fuzz_scanner.py hold both builds to orjson).
+ */
+/* The header's helpers for decode's builder (dc_unescape) are not used here. */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#define DIVERGE_CODEC_RELAY_SCAN 1
+#include "_jsonscan.h"
+
+/* dc_scan_notification's short path: a message under DC_WINDOW_FROM bytes, data[size] == 0. */
+int dc_relay_scan(const char *data, size_t size, dc_splice *out) {
+    return dc_scan(data, size, out, NULL, 0);
+}
