@@ -142,6 +142,38 @@ def test_a_line_is_read_alone_though_the_next_would_complete_it(mn):
     assert framer.feed(chain) == (b"", 0, 0, 0, []) and framer.invalid == 6 + 20001
 
 
+CUT_ANYWHERE = [  # the envelope first and last; every kind of token; strings past 32 and 64 bytes (the block reads)
+    PROGRESS, LOG_LAST,
+    b'{"jsonrpc":"2.0","method":"m","params":{"s":"' + b"\xc3\xa9" * 20 + b'\\u00e9\\ud83d\\ude00' + b"y" * 70
+    + b'","n":-12.5e+3,"t":true,"f":false,"z":null,"a":[1,2.0,"x",{}],"k\\n":"' + b"\\\"" * 40 + b'"}}',
+]
+
+
+@pytest.mark.parametrize("whole", CUT_ANYWHERE, ids=["envelope first", "envelope last", "every token"])
+def test_a_line_cut_anywhere_is_read_only_up_to_its_newline(mn, whole):
+    # A short line is scanned where it lies in the chunk, its newline after it: each prefix of a message
+    # and each rest, alone or with whitespace where the newline would be whitespace, reads as the parser
+    # reads that line alone (the pure core's), with each long-string reader the compiled core has.
+    lines = []
+    for cut in range(len(whole) + 1):
+        lines += [whole[:cut], whole[cut:], whole[:cut] + b" \r", b"\t" + whole[cut:]]
+    text = b"\n".join(lines) + b"\n"
+    expected = one_by_one(load("mcp_notifications", "py"), lines, BIG, BIG + 1)
+    choose = getattr(mn, "_long_strings_reader", None)
+    before = choose() if choose else None
+    try:
+        for reader in (("avx512", "avx2", "sse2") if choose else (None,)):
+            if choose:
+                choose(reader)
+            framer = _framer(mn)
+            records, count, _, _, others = run(framer, [text])
+            assert (records, count, others, framer.invalid, framer.too_large) == expected
+            assert count == 4  # the whole message, alone and with whitespace, at cut 0 and at its end
+    finally:
+        if choose:
+            choose(before)
+
+
 def test_bytearray_and_memoryview_chunks_are_read_as_copies(mn):
     chunk = bytearray(PROGRESS + b"\n[2]\n")
     assert _framer(mn).feed(chunk) == _framer(mn).feed(memoryview(chunk)) == _framer(mn).feed(bytes(chunk))

@@ -997,6 +997,22 @@ static inline void dc_member(dc_splice *out, dc_cutter *cutter, size_t start, si
 }
 
 #ifdef DIVERGE_CODEC_RELAY_SCAN
+/* Whitespace in a line the relay split at its newline: no newline is inside it, so the one after
+ * it (or the NUL) ends every token and every run of whitespace as the NUL does, and the relay
+ * scans the line where it lies in the server's chunk instead of copying it. */
+static inline int dc_space_in_line(unsigned char c) {
+    return c <= ' ' && (c == ' ' || c == '\t' || c == '\r');
+}
+/* dc_scan's whitespace: in the relay's build, in_line (a constant) says whether data[size] is the
+ * line's newline (or a NUL) with no newline before it. */
+#define DC_SPACE(c) (in_line ? dc_space_in_line(c) : dc_space(c))
+#define DC_LINE_PARAM , int in_line
+#else
+#define DC_SPACE(c) dc_space(c)
+#define DC_LINE_PARAM
+#endif
+
+#ifdef DIVERGE_CODEC_RELAY_SCAN
 /* Whether a message opens with {"jsonrpc":"2.0", (17 bytes), as mcp's, fastmcp's and the
  * TypeScript SDK's requests and notifications do: the relay's scan then takes those bytes as read,
  * two compares for what would be a member's key, value and bookkeeping. The scan from the next key
@@ -1016,7 +1032,7 @@ static DC_ALWAYS_INLINE int dc_envelope_first(const unsigned char *at) {
  * and for DC_NOTIFICATION the splice in out (for DC_NOT_NOTIFICATION, its id and method); with fields, a channel notification (an id is just a
  * member, no cut is made), its fields' spans in fields. windowed (a constant): its arrays' strings
  * share a dc_window (size must be at least DC_WINDOW_FROM). Inlined into each entry point below. */
-static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *out, dc_fields *fields, int windowed) {
+static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *out, dc_fields *fields, int windowed DC_LINE_PARAM) {
     const unsigned char *s = (const unsigned char *)data;
     unsigned char stack[DC_MAX_DEPTH + 1];  /* the open containers: '{' or '[' */
     size_t depth = 0, pos = 0, next, member_start = 0, key_start;
@@ -1041,7 +1057,7 @@ static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *ou
         fields->method_escaped = 0;
         fields->nmembers = 0;
     }
-    while (dc_space(s[pos])) pos++;
+    while (DC_SPACE(s[pos])) pos++;
     if (pos >= size) return DC_NOT_NOTIFICATION;  /* a blank line is no message */
     out->start = pos;
     root_kind = dc_kind(s[pos]);
@@ -1063,7 +1079,7 @@ value:
         /* role is PARAMS here only right after the top-level params key: its value is this object */
         if (role == DC_ROLE_PARAMS && depth == 2 && s[pos] == '{') in_params = 1;
         pos++;
-        while (dc_space(s[pos])) pos++;
+        while (DC_SPACE(s[pos])) pos++;
         if (s[pos] == (stack[depth] == '{' ? '}' : ']')) {
             pos++;
             goto closed;
@@ -1093,7 +1109,7 @@ value:
 key:
 #ifdef DIVERGE_CODEC_RELAY_SCAN  /* whitespace before a key, and before its colon, skipped where the expected byte is not there */
     if (s[pos] != '"') {
-        while (dc_space(s[pos])) pos++;
+        while (DC_SPACE(s[pos])) pos++;
         if (s[pos] != '"') return DC_INVALID;
     }
 #else
@@ -1106,15 +1122,15 @@ key:
     pos = next;
 #ifdef DIVERGE_CODEC_RELAY_SCAN
     if (s[pos] != ':') {
-        while (dc_space(s[pos])) pos++;
+        while (DC_SPACE(s[pos])) pos++;
         if (s[pos] != ':') return DC_INVALID;
     }
 #else
-    while (dc_space(s[pos])) pos++;
+    while (DC_SPACE(s[pos])) pos++;
     if (s[pos] != ':') return DC_INVALID;
 #endif
     pos++;
-    while (dc_space(s[pos])) pos++;
+    while (DC_SPACE(s[pos])) pos++;
     if (depth == 1 || (depth == 2 && in_params)) {  /* a member the channel's rules look at */
         if (escaped) {
             dc_key_decode(s, key_start, &key);
@@ -1197,7 +1213,7 @@ after:  /* a value ended at pos */
     }
     if (depth == 0) {
         out->end = pos;
-        while (dc_space(s[pos])) pos++;
+        while (DC_SPACE(s[pos])) pos++;
         if (pos != size) return DC_INVALID;
         goto done;
     }
@@ -1206,22 +1222,22 @@ between:  /* after a value in a container: compact JSON's next byte is tried bef
     if (s[pos] == ',') {
         pos++;
         if (stack[depth] == '{') goto key;
-        while (dc_space(s[pos])) pos++;
+        while (DC_SPACE(s[pos])) pos++;
         goto value;
     }
     if (s[pos] == (stack[depth] == '{' ? '}' : ']')) {
         pos++;
         goto closed;
     }
-    if (dc_space(s[pos])) {
-        do pos++; while (dc_space(s[pos]));
+    if (DC_SPACE(s[pos])) {
+        do pos++; while (DC_SPACE(s[pos]));
         goto between;
     }
 #else
-    while (dc_space(s[pos])) pos++;
+    while (DC_SPACE(s[pos])) pos++;
     if (s[pos] == ',') {
         pos++;
-        while (dc_space(s[pos])) pos++;
+        while (DC_SPACE(s[pos])) pos++;
         if (stack[depth] == '{') goto key;
         goto value;
     }
@@ -1244,6 +1260,7 @@ done:
     return cutter.overflow ? DC_UNSURE : DC_NOTIFICATION;
 }
 
+#ifndef DIVERGE_CODEC_RELAY_SCAN  /* the module's own entry points; _relayscan.c has its own */
 /* The scan, in two builds: a long document's arrays of strings share a window; a short one's
  * scan (most messages) has no test for it. One copy serves both entry points below and every
  * caller (splice_notification, ChunkFramer, decode_lazy): fields is a pointer tested a few times
@@ -1259,6 +1276,9 @@ static DC_NOINLINE int dc_scan_any(const char *data, size_t size, dc_splice *out
  * inside one function with it they saved the relay 200 instructions a notification but cost
  * decode_lazy's 64 KB bodies 1-10%. */
 DC_HIDDEN int dc_relay_scan(const char *data, size_t size, dc_splice *out);
+/* The same for a line of under DC_WINDOW_FROM bytes where it lies in the relay's chunk:
+ * data[size] is its newline (or a NUL), and no newline comes before it. */
+DC_HIDDEN int dc_relay_scan_line(const char *data, size_t size, dc_splice *out);
 
 /* Read one JSON-RPC message (data[size] must be 0): a DC_ status, and for
  * DC_NOTIFICATION the splice in out. */
@@ -1274,5 +1294,6 @@ static inline int dc_scan_fields(const char *data, size_t size, dc_fields *field
     dc_splice unused;
     return dc_scan_any(data, size, &unused, fields);
 }
+#endif
 
 #endif

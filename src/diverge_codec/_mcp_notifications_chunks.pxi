@@ -1,8 +1,9 @@
 # ChunkFramer, the relay's hot loop, compiled: the twin of ChunkFramer in _mcp_notifications_py.py.
 # Included by _mcp_notifications_c.pyx, whose scan (dc_scan_notification), parsing twin
 # (_parsed_splice) and errors it uses. A chunk is split, scanned and written as records without a
-# Python object per notification (each line is copied alone into the framer's buffer, a NUL after it
-# as the scan needs); only the lines that are no notification become bytes.
+# Python object per notification (a short line is scanned where it lies in the chunk, its newline
+# ending the scan as a NUL does; a longer one, or one begun in an earlier chunk, is copied alone into
+# the framer's buffer, a NUL after it); only the lines that are no notification become bytes.
 
 from cpython.long cimport PyLong_FromLongLong, PyLong_FromUnsignedLongLong
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
@@ -60,6 +61,7 @@ cdef inline char* _record(_Records* out, Py_ssize_t payload) except NULL:
 
 cdef extern from "_jsonscan.h":
     int dc_space(unsigned char c) noexcept nogil
+    int dc_relay_scan_line(const char* data, size_t size, dc_splice* out) nogil
 
 
 cdef inline bint _blank(const char* data, Py_ssize_t size) noexcept:
@@ -179,8 +181,9 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
         return 0
 
     cdef tuple _feed(self, bytes chunk):
-        """The chunk's whole lines, each copied alone into the framer's buffer with a NUL after it (the
-        scan reads up to one); the partial last line held there for the next call."""
+        """The chunk's whole lines: a short one scanned where it lies (its newline ends the relay's scan of a
+        line as a NUL does), a longer one or one begun in an earlier chunk copied alone into the framer's
+        buffer with a NUL after it (the scan reads up to one); the partial last line held there for the next call."""
         cdef const char* data = PyBytes_AS_STRING(chunk)
         cdef Py_ssize_t size = PyBytes_GET_SIZE(chunk), at = 0, end, held, length
         cdef const char* newline
@@ -208,6 +211,8 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
                 length = held + end - at
                 if length > self.max_line:
                     self.too_large += 1
+                elif held == 0 and length < <Py_ssize_t>DC_WINDOW_FROM:
+                    self._line(data + at, length, None, &out, others, True)  # chunk holds it: no copy
                 else:
                     if length >= self._capacity:
                         self._reserve(length)
@@ -215,7 +220,7 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
                     # counts a byte at a time, a line of a few hundred bytes with vector moves.
                     memcpy(self._buffer + held, data + at, <size_t>(end - at))
                     self._buffer[length] = 0
-                    self._line(self._buffer, length, None, &out, others)
+                    self._line(self._buffer, length, None, &out, others, False)
                 at = end + 1
                 newline = <const char*>memchr(data + at, 10, <size_t>(size - at))
             self._hold(data + at, size - at)
@@ -250,7 +255,7 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
         try:
             out.owned = _new_bytes(NULL, out.capacity)
             for message in messages:  # our own list of bytes, each ending in a NUL: nothing else can change them
-                self._line(PyBytes_AS_STRING(message), PyBytes_GET_SIZE(message), message, &out, others)
+                self._line(PyBytes_AS_STRING(message), PyBytes_GET_SIZE(message), message, &out, others, False)
             return _framed(&out, others)
         finally:
             Py_XDECREF(out.owned)
@@ -263,10 +268,12 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
             return (b"", 0, 0, 0, [])
         return self._feed_messages([PyBytes_FromStringAndSize(self._buffer, held)])  # the last line, alone
 
-    cdef int _line(self, const char* data, Py_ssize_t size, object line, _Records* out, list others) except -1:
-        """One line, its newline left out, followed by a NUL. ``data`` lies in a bytes object the caller
-        holds (``line``, if not None, holds exactly these bytes) or in the framer's buffer, which only a
-        call of this busy framer changes: it stays good across Python code."""
+    cdef int _line(self, const char* data, Py_ssize_t size, object line, _Records* out, list others,
+                   bint in_chunk) except -1:
+        """One line, its newline left out, followed by a NUL, or (``in_chunk``: under DC_WINDOW_FROM bytes,
+        no newline in it) by its newline in the chunk. ``data`` lies in a bytes object the caller holds
+        (``line``, if not None, holds exactly these bytes; the chunk) or in the framer's buffer, which only
+        a call of this busy framer changes: it stays good across Python code."""
         cdef dc_splice splice
         cdef int status
         cdef Py_ssize_t length, index
@@ -275,7 +282,10 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
         if size > self.max_line:
             self.too_large += 1
             return 0
-        status = dc_scan_notification(data, <size_t>size, &splice)
+        if in_chunk:
+            status = dc_relay_scan_line(data, <size_t>size, &splice)
+        else:
+            status = dc_scan_notification(data, <size_t>size, &splice)
         if status == DC_NOTIFICATION:
             length = <Py_ssize_t>(splice.end - splice.start - splice.removed + 1)
             if length > self.record_limit:

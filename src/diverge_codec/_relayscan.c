@@ -15,5 +15,13 @@
 
 /* dc_scan_notification's short path: a message under DC_WINDOW_FROM bytes, data[size] == 0. */
 int dc_relay_scan(const char *data, size_t size, dc_splice *out) {
-    return dc_scan(data, size, out, NULL, 0);
+    return dc_scan(data, size, out, NULL, 0, 0);
+}
+
+/* ChunkFramer._feed's: a line under DC_WINDOW_FROM bytes read where it lies in the chunk,
+ * data[size] its newline (or a NUL), no newline before it. Every word-wise and block-wise read
+ * of the scan stays below size; the byte-wise ones stop at the newline as at a NUL (a newline is
+ * no whitespace here, and ends every token): nothing past data[size] is read. */
+int dc_relay_scan_line(const char *data, size_t size, dc_splice *out) {
+    return dc_scan(data, size, out, NULL, 0, 1);
 }
