@@ -2,7 +2,9 @@
 
 ``check(data)`` runs one server line through ``splice_notification`` of both cores
 (bytes, bytearray and memoryview) and holds each to the reference: ``orjson.loads``,
-the envelope popped, the channel's rules. It raises AssertionError where they differ;
+the envelope popped, the channel's rules; and, a line with no newline, through both cores'
+``ChunkFramer`` where it lies in a chunk, its newline after it (the compiled framer scans it
+there, with the relay's line build), alone and with a line after it that would complete it. It raises AssertionError where they differ;
 any other exception escaping it is a bug the fuzzer reports.
 """
 
@@ -64,6 +66,14 @@ def windowed(data: bytes) -> tuple[bytes, bytes]:
     return shift + data + b" " * WINDOW_FROM, b" " * WINDOW_FROM + shift + data
 
 
+_LIMIT = 1 << 20
+
+
+def _framed(core: Any, chunk: bytes) -> tuple[Any, ...]:
+    framer = core.ChunkFramer(_LIMIT, _LIMIT + 1)
+    return framer.feed(chunk), framer.invalid, framer.too_large
+
+
 def check(data: bytes) -> None:
     """Hold data, and data spaced out into the windowed scan when it is shorter, to the reference."""
     _check(data)
@@ -90,6 +100,10 @@ def _check(data: bytes) -> None:
             raise AssertionError("the payload is longer than the message")
     elif pure != expected:
         raise AssertionError(f"the relay gives {pure[0]}, the reference {expected[0]}")
+    if b"\n" not in data:
+        for chunk in (data + b"\n", data + b'\n"}]\n'):
+            if _framed(_mcp_notifications_c, chunk) != _framed(_mcp_notifications_py, chunk):
+                raise AssertionError("the cores' ChunkFramer differ on a line where it lies in its chunk")
     invalid = expected[0] == "refused" and not expected[1].endswith(_SHAPE_PROBLEMS)
     if (_mcp_notifications_c._scan_status(data) == SCAN_INVALID) != invalid:
         raise AssertionError("the compiled scanner's validity is not orjson's")
