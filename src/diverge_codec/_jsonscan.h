@@ -12,9 +12,10 @@
  *
  * It runs in C from start to end, holding the GIL and calling no Python API, so no Python
  * code runs while it reads the caller's buffer. It relies on data[size] == 0, as a bytes
- * object guarantees (the relay's ChunkFramer writes a NUL over each line's newline in its own
- * copy of the chunk): every byte-wise read stops at the first byte that ends a token, and a
- * NUL ends them all, so no read goes past data[size]; word-wise and block-wise reads (a window
+ * object guarantees (the relay's ChunkFramer writes a NUL after a line it copies into its
+ * buffer; its line build, in _relayscan.c, reads a short line where it lies in the chunk, its
+ * newline at data[size] taken as no whitespace): every byte-wise read stops at the first byte that
+ * ends a token, and a NUL ends them all, so no read goes past data[size]; word-wise and block-wise reads (a window
  * reads its 64-byte blocks only where start + 256 <= size) stay below size. (Bounding the
  * whitespace loops by size instead, to scan lines where they lie, cost token-dense documents
  * up to a fifth: items 64 KB 830,507 -> 1,007,763 instructions.)
