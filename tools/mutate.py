@@ -84,6 +84,7 @@ ORACLES: dict[str, list[str]] = {
     f"{PKG}/_rules.py": SEQUENCE,
     f"{PKG}/sequence.py": SEQUENCE,
     f"{PKG}/_jsonscan.h": SCANNER,
+    f"{PKG}/_relayscan.c": SCANNER,
     f"{PKG}/_jsonwrite.h": ["tests/test_mcp_notifications.py", "tests/test_encode_into.py", "tests/test_fuzz_corpus.py"],
     f"{PKG}/_tools_begin_scan.h": TOOLS_BEGIN,
     f"{PKG}/_mcp_notifications_c.pyx": PURE_CODEC,
