@@ -974,6 +974,24 @@ typedef struct {
     int run_open, overflow;
 } dc_cutter;
 
+/* The relay's memo of a line's opening bytes (issue 44): a server that floods sends the same
+ * method again and again, so consecutive lines open alike, up to and including the top-level
+ * params object's '{' (the checkpoint). The scan's state there is a function of those bytes alone
+ * (no read before it looks past it: see dc_scan), so a line that opens with the same len bytes
+ * resumes there. It is recorded only by a line that opens as the line before it up to that line's
+ * method's end (method_end, which ChunkFramer keeps): lines that never repeat pay one memcmp, not
+ * a record each. One in each ChunkFramer (one framer reads one stream, never two calls at once). */
+#define DC_MEMO_PREFIX 96
+typedef struct {
+    size_t len;                  /* the prefix's bytes, up to the checkpoint; 0 where there is none */
+    size_t method_end;           /* the line before's method's end (ChunkFramer's); 0 for none */
+    size_t member_start, value_start;  /* the scan's state at the checkpoint, and out's below */
+    int has_id, method_kind, escaped;
+    dc_cutter cutter;
+    dc_splice out;               /* out as it was at the checkpoint */
+    unsigned char prefix[DC_MEMO_PREFIX];
+} dc_memo;
+
 static void dc_cut(dc_splice *out, dc_cutter *cutter, size_t start, size_t end) {
     if (out->ncuts == DC_MAX_CUTS) {
         cutter->overflow = 1;
@@ -998,6 +1016,24 @@ static inline void dc_member(dc_splice *out, dc_cutter *cutter, size_t start, si
 }
 
 #ifdef DIVERGE_CODEC_RELAY_SCAN
+/* A splice's fields and its cuts so far (at most one or two before a params object opens, not all
+ * DC_MAX_CUTS): the memo's copy of out, and back. */
+static DC_ALWAYS_INLINE void dc_splice_copy(dc_splice *to, const dc_splice *from) {
+    size_t index;
+    to->start = from->start;
+    to->end = from->end;
+    to->ncuts = from->ncuts;
+    to->removed = from->removed;
+    to->id_start = from->id_start;
+    to->id_end = from->id_end;
+    to->method_start = from->method_start;
+    to->method_end = from->method_end;
+    for (index = 0; index < from->ncuts; index++) {
+        to->cuts[index][0] = from->cuts[index][0];
+        to->cuts[index][1] = from->cuts[index][1];
+    }
+}
+
 /* Whitespace in a line the relay split at its newline: no newline is inside it, so the one after
  * it (or the NUL) ends every token and every run of whitespace as the NUL does, and the relay
  * scans the line where it lies in the server's chunk instead of copying it. */
@@ -1005,9 +1041,11 @@ static inline int dc_space_in_line(unsigned char c) {
     return c <= ' ' && (c == ' ' || c == '\t' || c == '\r');
 }
 /* dc_scan's whitespace: in the relay's build, in_line (a constant) says whether data[size] is the
- * line's newline (or a NUL) with no newline before it. */
+ * line's newline (or a NUL) with no newline before it. resume and record (constants, each a build
+ * of its own, so the plain one compiles as without a memo): the scan starts at memo's checkpoint,
+ * or records it in memo. */
 #define DC_SPACE(c) (in_line ? dc_space_in_line(c) : dc_space(c))
-#define DC_LINE_PARAM , int in_line
+#define DC_LINE_PARAM , int in_line, dc_memo *memo, int resume, int record
 #else
 #define DC_SPACE(c) dc_space(c)
 #define DC_LINE_PARAM
@@ -1047,8 +1085,37 @@ static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *ou
     int key_escaped = 0;  /* whether that member's key has a backslash (fields only) */
     size_t key_end = 0;   /* the byte after that key's closing quote (fields only) */
     size_t value_start = 0;
+#ifdef DIVERGE_CODEC_RELAY_SCAN
+    int memo_taken = 0;  /* the memo was resumed from, or recorded, in this scan: once a scan */
+#endif
 
     stack[0] = 0;  /* no container: what the array test after the root value reads */
+#ifdef DIVERGE_CODEC_RELAY_SCAN
+    if (resume) {  /* the caller found the memo's prefix at the line's start (size >= memo->len) */
+        /* the state at the checkpoint, as the scan of these bytes left it: the constants first
+         * (a top-level params object just opened), then what the bytes before it decided */
+        stack[1] = stack[2] = '{';
+        depth = 2;
+        in_params = 1;
+        role = DC_ROLE_PARAMS;
+        root_kind = params_kind = DC_OBJECT;
+        member_start = memo->member_start;
+        value_start = memo->value_start;
+        has_id = memo->has_id;
+        method_kind = memo->method_kind;
+        escaped = memo->escaped;
+        cutter = memo->cutter;
+        dc_splice_copy(out, &memo->out);
+        pos = memo->len;
+        memo_taken = 1;
+        while (DC_SPACE(s[pos])) pos++;  /* what the scan does after a '{', at depth 2 in an object */
+        if (s[pos] == '}') {
+            pos++;
+            goto closed;
+        }
+        goto key;
+    }
+#endif
     if (!fields) {  /* with fields, out is not read; its cuts are read up to ncuts */
         out->start = out->end = out->ncuts = out->removed = 0;
         out->id_start = out->id_end = out->method_start = out->method_end = 0;
@@ -1078,8 +1145,30 @@ value:
         if (depth == DC_MAX_DEPTH) return DC_INVALID;
         stack[++depth] = s[pos];
         /* role is PARAMS here only right after the top-level params key: its value is this object */
+#ifdef DIVERGE_CODEC_RELAY_SCAN
+        if (role == DC_ROLE_PARAMS && depth == 2 && s[pos] == '{') {
+            in_params = 1;
+            /* The checkpoint, after the '{': no read so far looked past it (a string's or a
+             * number's result ends at its last byte, the envelope's compare reads 17 bytes from
+             * out->start), so the state is a function of s[0..pos] alone. */
+            if (record && !memo_taken && pos + 1 <= DC_MEMO_PREFIX && out->start + 17 <= pos + 1) {
+                memo_taken = 1;
+                memo->len = pos + 1;
+                memcpy(memo->prefix, s, pos + 1);
+                memo->member_start = member_start;
+                memo->value_start = value_start;
+                memo->has_id = has_id;
+                memo->method_kind = method_kind;
+                memo->escaped = escaped;
+                memo->cutter = cutter;
+                dc_splice_copy(&memo->out, out);
+            }
+        }
+        pos++;
+#else
         if (role == DC_ROLE_PARAMS && depth == 2 && s[pos] == '{') in_params = 1;
         pos++;
+#endif
         while (DC_SPACE(s[pos])) pos++;
         if (s[pos] == (stack[depth] == '{' ? '}' : ']')) {
             pos++;
@@ -1279,7 +1368,8 @@ static DC_NOINLINE int dc_scan_any(const char *data, size_t size, dc_splice *out
 DC_HIDDEN int dc_relay_scan(const char *data, size_t size, dc_splice *out);
 /* The same for a line of under DC_WINDOW_FROM bytes where it lies in the relay's chunk:
  * data[size] is its newline (or a NUL), and no newline comes before it. */
-DC_HIDDEN int dc_relay_scan_line(const char *data, size_t size, dc_splice *out);
+DC_HIDDEN int dc_relay_scan_line(const char *data, size_t size, dc_splice *out, dc_memo *memo, const char *previous);
+/* (memo: the framer's; previous: the line before in the same chunk, or NULL.) */
 
 /* Read one JSON-RPC message (data[size] must be 0): a DC_ status, and for
  * DC_NOTIFICATION the splice in out. */

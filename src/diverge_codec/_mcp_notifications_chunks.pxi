@@ -61,7 +61,9 @@ cdef inline char* _record(_Records* out, Py_ssize_t payload) except NULL:
 
 cdef extern from "_jsonscan.h":
     int dc_space(unsigned char c) noexcept nogil
-    int dc_relay_scan_line(const char* data, size_t size, dc_splice* out) nogil
+    ctypedef struct dc_memo:
+        size_t len, method_end
+    int dc_relay_scan_line(const char* data, size_t size, dc_splice* out, dc_memo* memo, const char* previous) nogil
 
 
 cdef inline bint _blank(const char* data, Py_ssize_t size) noexcept:
@@ -104,6 +106,7 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
     cdef bint _ready  # __init__ has run to the end
     cdef bint _skipping  # a line over max_line is being skipped to its newline
     cdef bint _claimed, _busy
+    cdef dc_memo _memo  # the relay scan's memo of a line's opening bytes (_jsonscan.h): zeroed, none
 
     def __init__(self, max_line, record_limit, *, awaiting=None):
         if self._claimed:
@@ -183,10 +186,12 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
     cdef tuple _feed(self, bytes chunk):
         """The chunk's whole lines: a short one scanned where it lies (its newline ends the relay's scan of a
         line as a NUL does), a longer one or one begun in an earlier chunk copied alone into the framer's
-        buffer with a NUL after it (the scan reads up to one); the partial last line held there for the next call."""
+        buffer with a NUL after it (the scan reads up to one); the partial last line held there for the next call.
+        Consecutive lines in the chunk that open alike share the scan of their opening bytes (the framer's memo)."""
         cdef const char* data = PyBytes_AS_STRING(chunk)
         cdef Py_ssize_t size = PyBytes_GET_SIZE(chunk), at = 0, end, held, length
         cdef const char* newline
+        cdef const char* previous = NULL
         if self._skipping:  # the rest of a line over max_line, up to its newline: never held
             newline = <const char*>memchr(data, 10, <size_t>size)
             if newline == NULL:
@@ -211,8 +216,10 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
                 length = held + end - at
                 if length > self.max_line:
                     self.too_large += 1
+                    previous = NULL
                 elif held == 0 and length < <Py_ssize_t>DC_WINDOW_FROM:
-                    self._line(data + at, length, None, &out, others, True)  # chunk holds it: no copy
+                    self._line(data + at, length, None, &out, others, True, previous)  # chunk holds it: no copy
+                    previous = data + at  # the next line's to open as, for the memo
                 else:
                     if length >= self._capacity:
                         self._reserve(length)
@@ -220,7 +227,8 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
                     # counts a byte at a time, a line of a few hundred bytes with vector moves.
                     memcpy(self._buffer + held, data + at, <size_t>(end - at))
                     self._buffer[length] = 0
-                    self._line(self._buffer, length, None, &out, others, False)
+                    self._line(self._buffer, length, None, &out, others, False, NULL)
+                    previous = NULL
                 at = end + 1
                 newline = <const char*>memchr(data + at, 10, <size_t>(size - at))
             self._hold(data + at, size - at)
@@ -255,7 +263,7 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
         try:
             out.owned = _new_bytes(NULL, out.capacity)
             for message in messages:  # our own list of bytes, each ending in a NUL: nothing else can change them
-                self._line(PyBytes_AS_STRING(message), PyBytes_GET_SIZE(message), message, &out, others, False)
+                self._line(PyBytes_AS_STRING(message), PyBytes_GET_SIZE(message), message, &out, others, False, NULL)
             return _framed(&out, others)
         finally:
             Py_XDECREF(out.owned)
@@ -269,11 +277,12 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
         return self._feed_messages([PyBytes_FromStringAndSize(self._buffer, held)])  # the last line, alone
 
     cdef int _line(self, const char* data, Py_ssize_t size, object line, _Records* out, list others,
-                   bint in_chunk) except -1:
+                   bint in_chunk, const char* previous) except -1:
         """One line, its newline left out, followed by a NUL, or (``in_chunk``: under DC_WINDOW_FROM bytes,
         no newline in it) by its newline in the chunk. ``data`` lies in a bytes object the caller holds
         (``line``, if not None, holds exactly these bytes; the chunk) or in the framer's buffer, which only
-        a call of this busy framer changes: it stays good across Python code."""
+        a call of this busy framer changes: it stays good across Python code. ``previous`` (in the chunk
+        only): the line before it in the same chunk, or NULL; a line opening as it records the scan's memo."""
         cdef dc_splice splice
         cdef int status
         cdef Py_ssize_t length, index
@@ -283,7 +292,8 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
             self.too_large += 1
             return 0
         if in_chunk:
-            status = dc_relay_scan_line(data, <size_t>size, &splice)
+            status = dc_relay_scan_line(data, <size_t>size, &splice, &self._memo, previous)
+            self._memo.method_end = splice.method_end  # what the next line in the chunk is held to
         else:
             status = dc_scan_notification(data, <size_t>size, &splice)
         if status == DC_NOTIFICATION:

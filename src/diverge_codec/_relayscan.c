@@ -15,13 +15,22 @@
 
 /* dc_scan_notification's short path: a message under DC_WINDOW_FROM bytes, data[size] == 0. */
 int dc_relay_scan(const char *data, size_t size, dc_splice *out) {
-    return dc_scan(data, size, out, NULL, 0, 0);
+    return dc_scan(data, size, out, NULL, 0, 0, NULL, 0, 0);
 }
 
 /* ChunkFramer._feed's: a line under DC_WINDOW_FROM bytes read where it lies in the chunk,
  * data[size] its newline (or a NUL), no newline before it. Every word-wise and block-wise read
  * of the scan stays below size; the byte-wise ones stop at the newline as at a NUL (a newline is
- * no whitespace here, and ends every token): nothing past data[size] is read. */
-int dc_relay_scan_line(const char *data, size_t size, dc_splice *out) {
-    return dc_scan(data, size, out, NULL, 0, 1);
+ * no whitespace here, and ends every token): nothing past data[size] is read.
+ * memo is the framer's: a line opening with its prefix resumes the scan at its checkpoint; one
+ * opening as previous (the line before it in the same chunk, or NULL) up to memo->method_end (that
+ * line's method's end, within it) is scanned afresh and records the memo; any other line is
+ * scanned afresh by the build with no memo. Each is the same scan, so the same result. */
+int dc_relay_scan_line(const char *data, size_t size, dc_splice *out, dc_memo *memo, const char *previous) {
+    size_t method_end = memo->method_end;
+    if (memo->len && size >= memo->len && memcmp(data, memo->prefix, memo->len) == 0)
+        return dc_scan(data, size, out, NULL, 0, 1, memo, 1, 0);
+    if (previous && method_end && size >= method_end && memcmp(data, previous, method_end) == 0)
+        return dc_scan(data, size, out, NULL, 0, 1, memo, 0, 1);
+    return dc_scan(data, size, out, NULL, 0, 1, NULL, 0, 0);
 }
