@@ -985,8 +985,8 @@ typedef struct {
 typedef struct {
     size_t len;                  /* the prefix's bytes, up to the checkpoint; 0 where there is none */
     size_t method_end;           /* the line before's method's end (ChunkFramer's); 0 for none */
-    size_t member_start, value_start;  /* the scan's state at the checkpoint, and out's below */
-    int has_id, method_kind, escaped;
+    size_t member_start;         /* the scan's state at the checkpoint that later steps read, and out's */
+    int has_id, method_kind;     /* (value_start and escaped are read only with fields, or set again) */
     dc_cutter cutter;
     dc_splice out;               /* out as it was at the checkpoint */
     unsigned char prefix[DC_MEMO_PREFIX];
@@ -1100,10 +1100,8 @@ static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *ou
         role = DC_ROLE_PARAMS;
         root_kind = params_kind = DC_OBJECT;
         member_start = memo->member_start;
-        value_start = memo->value_start;
         has_id = memo->has_id;
         method_kind = memo->method_kind;
-        escaped = memo->escaped;
         cutter = memo->cutter;
         dc_splice_copy(out, &memo->out);
         pos = memo->len;
@@ -1156,10 +1154,8 @@ value:
                 memo->len = pos + 1;
                 memcpy(memo->prefix, s, pos + 1);
                 memo->member_start = member_start;
-                memo->value_start = value_start;
                 memo->has_id = has_id;
                 memo->method_kind = method_kind;
-                memo->escaped = escaped;
                 memo->cutter = cutter;
                 dc_splice_copy(&memo->out, out);
             }
