@@ -47,7 +47,12 @@ SOURCES = {"_mcp_notifications_c": ["src/diverge_codec/_relayscan.c"]}
 # -O2 a Begun decode costs ~9% more. -Os costs the checkers and the stream more still.
 # The event-stream parser at -Os: 21.8 KB compressed against 26.6 at -O2, for 1,752 instructions an
 # event against 1,286 (callgrind, MCP-shaped events of 185 B and 1.1 KB): ~0.1 us either way.
-SMALLER = {"_mcp_notifications_c": ["-O2"], "_stream_c": ["-O2"], "_sequence_c": ["-O2"], "_eventstream_c": ["-Os"]}
+# The notification module keeps -O3 and its padding (FAST): decode's one pass counts about the same
+# instructions at -O2, but takes 3-7% more CPU time (benchmarks/cpu_time.py, 100-180 B), and
+# callgrind's cache model has the -O2 code missing the instruction cache ~15-20 times a decode (none at
+# -O3): issue 44's "decode <= msgspec" hangs on it. It costs 11.5 KB of the wheel (~436,400 of 440,000).
+SMALLER = {"_stream_c": ["-O2"], "_sequence_c": ["-O2"], "_eventstream_c": ["-Os"]}
+FAST = {"_mcp_notifications_c"}
 # The tools-begin readers' strings are names and short values: _jsonscan.h's AVX2 long-string reader
 # would only add to the wheel there.
 MACROS = {"_tools_begin_c": [("DIVERGE_CODEC_NO_AVX2", "1")]}
@@ -85,7 +90,8 @@ class OptionalBuildExt(build_ext):
                 if sys.platform.startswith("linux"):
                     # Each function in its own section, and the linker drops those nothing calls
                     # (Cython's unused helpers).
-                    ext.extra_compile_args += ["-ffunction-sections", "-fdata-sections", *UNPADDED]
+                    padding = [] if ext.name.rpartition(".")[2] in FAST else UNPADDED
+                    ext.extra_compile_args += ["-ffunction-sections", "-fdata-sections", *padding]
                     ext.extra_link_args += ["-s", "-Wl,--gc-sections"]
         super().build_extensions()
 

@@ -165,3 +165,15 @@ def test_the_one_pass_hands_out_the_same_names_methods_and_version():
         assert made["method"] is remade["method"] and made["jsonrpc"] is remade["jsonrpc"]
         assert [id(key) for key in made["params"]] == [id(key) for key in remade["params"]]
         assert [id(key) for key in made] == [id(key) for key in remade]
+
+
+@pytest.mark.parametrize("member", ["level", "logger", "progressToken"])
+def test_the_one_pass_hands_out_the_same_str_for_a_repeated_level_logger_or_token(member):
+    # A log line's level and logger and a progress token repeat from one notification to the next: the
+    # second decode hands out the first's str (the key cache); any other member's string is made anew.
+    decode = load("mcp_notifications", "c").decode
+    body = (b'\x00{"method":"m","params":{"%s":"info","other":"info","escaped":"\\u0069nfo"}}' % member.encode())
+    made, remade = (decode(body).notification["params"] for _ in range(2))
+    assert made == remade == {member: "info", "other": "info", "escaped": "info"}
+    assert made[member] is remade[member]
+    assert made["other"] is not remade["other"]

@@ -218,10 +218,12 @@ cdef inline object _integer_or_number(const char* s, size_t* at):
     return value_made
 
 
-cdef object _value(const char* s, size_t* at, size_t end, int depth, bint* meta):
+cdef object _value(const char* s, size_t* at, size_t end, int depth, bint* meta, bint repeats):
     """The JSON value at s[at[0]] (no space before it), checked and built, at[0] moved past it; _UNBUILT
     where it is not valid or is left to the parser. Objects are dicts, keys and strings str, as orjson
-    builds them; *meta set where an object at this level has a "_meta" member (meta may be NULL)."""
+    builds them; *meta set where an object at this level has a "_meta" member (meta may be NULL).
+    repeats: the value of a member whose strings repeat from one notification to the next (a log
+    line's level and logger, a progress token), made as a key is (_key_of: the same str again)."""
     cdef size_t pos = at[0], next
     cdef char c = s[pos]
     cdef int escaped = 0, name
@@ -235,6 +237,8 @@ cdef object _value(const char* s, size_t* at, size_t end, int depth, bint* meta)
         at[0] = next
         if escaped:
             return _unescaped(s, pos + 1, end)
+        if repeats:
+            return _key_of(s + pos + 1, <Py_ssize_t>(next - pos - 2))
         return _text(s + pos + 1, <Py_ssize_t>(next - pos - 2))
     if c == b"{":
         if depth == 0:
@@ -258,7 +262,7 @@ cdef object _value(const char* s, size_t* at, size_t end, int depth, bint* meta)
             if s[pos] != b":":
                 return _UNBUILT
             at[0] = _skip_space(s, pos + 1)
-            value = _value(s, at, end, depth - 1, NULL)
+            value = _value(s, at, end, depth - 1, NULL, key is _LEVEL or key is _LOGGER or key is _PROGRESS_TOKEN)
             if value is _UNBUILT:
                 return _UNBUILT
             members[key] = value
@@ -280,7 +284,7 @@ cdef object _value(const char* s, size_t* at, size_t end, int depth, bint* meta)
             return items
         while True:
             at[0] = pos
-            value = _value(s, at, end, depth - 1, NULL)
+            value = _value(s, at, end, depth - 1, NULL, False)
             if value is _UNBUILT:
                 return _UNBUILT
             PyList_Append(items, value)
@@ -351,7 +355,7 @@ cdef object _built_notification(const char* data, Py_ssize_t size):
                 at = pos + 5
             else:
                 at = pos
-                value = _value(s, &at, end, _BUILT_DEPTH, &meta if key is _PARAMS else NULL)
+                value = _value(s, &at, end, _BUILT_DEPTH, &meta if key is _PARAMS else NULL, False)
                 if value is _UNBUILT:
                     return None
             members[key] = value
