@@ -40,7 +40,10 @@ HEADERS = {"_tools_begin_c": ["src/diverge_codec/_tools_begin_scan.h", "src/dive
            "_mcp_notifications_c": ["src/diverge_codec/_jsonscan.h", "src/diverge_codec/_jsonwrite.h"]}
 # Hand-written C compiled beside a module's Cython-generated source: the relay's scan of a short
 # message, a translation unit of its own so its shortcuts never move the module's other code (issue 44).
-SOURCES = {"_mcp_notifications_c": ["src/diverge_codec/_relayscan.c"]}
+SOURCES = {"_mcp_notifications_c": ["src/diverge_codec/_relayscan.c", "src/diverge_codec/_lazyscan.c"]}
+# A hand-written source's own flags in a release build, after its module's (the last -O wins): the lazy
+# reader's scan at -O2 in the -O3 notification module (see _lazyscan.c).
+SOURCE_FLAGS = {"src/diverge_codec/_lazyscan.c": ["-O2"]}
 # gcc/clang release builds compile these at -O2 (after the interpreter's -O3, so it wins): callgrind
 # counts the same instructions a call at either level for them, and their code is about a tenth smaller,
 # which keeps the wheel under 470,000 bytes (.ci/check-wheel). The tools-begin readers keep -O3: at
@@ -95,6 +98,19 @@ class OptionalBuildExt(build_ext):
                     ext.extra_compile_args += ["-ffunction-sections", "-fdata-sections", *padding]
                     ext.extra_link_args += ["-s", "-Wl,--gc-sections"]
         super().build_extensions()
+
+    def build_extension(self, ext):
+        """A source of SOURCE_FLAGS compiled alone with them (release builds), its object linked in."""
+        own = [source for source in ext.sources if source in SOURCE_FLAGS]
+        if own and self.compiler.compiler_type == "unix" and not DEBUG:
+            ext.sources = [source for source in ext.sources if source not in own]
+            objects = []
+            for source in own:
+                objects += self.compiler.compile(
+                    [source], output_dir=self.build_temp, macros=ext.define_macros, include_dirs=ext.include_dirs,
+                    extra_postargs=[*ext.extra_compile_args, *SOURCE_FLAGS[source]], depends=ext.depends)
+            ext.extra_objects = [*(ext.extra_objects or []), *objects]
+        super().build_extension(ext)
 
     def run(self):
         try:

@@ -513,9 +513,9 @@ __attribute__((target("avx512f,avx512bw,bmi,bmi2"))) static DC_NOINLINE size_t d
 
 enum { DC_READER_SSE2 = 0, DC_READER_AVX2 = 1, DC_READER_AVX512 = 2 };
 /* Unknown (-1), then the long-string reader used; a race writes the same value. One for the
- * module: the relay's scan (_relayscan.c, a translation unit of its own) reads the one the module's
- * own code defines, so _long_strings_reader chooses for both. */
-#ifdef DIVERGE_CODEC_RELAY_SCAN
+ * module: the relay's scan and the lazy reader's (_relayscan.c, _lazyscan.c, translation units of
+ * their own) read the one the module's own code defines, so _long_strings_reader chooses for all. */
+#if defined(DIVERGE_CODEC_RELAY_SCAN) || defined(DIVERGE_CODEC_LAZY_SCAN)
 extern DC_HIDDEN int dc_reader;
 #else
 DC_HIDDEN int dc_reader = -1;
@@ -1349,12 +1349,19 @@ done:
 #ifndef DIVERGE_CODEC_RELAY_SCAN  /* the module's own entry points; _relayscan.c has its own */
 /* The scan, in two builds: a long document's arrays of strings share a window; a short one's
  * scan (most messages) has no test for it. One copy serves both entry points below and every
- * caller (splice_notification, ChunkFramer, decode_lazy): fields is a pointer tested a few times
- * a member, not a byte, so it is not built twice, nor inlined into each caller. */
-static DC_NOINLINE int dc_scan_any(const char *data, size_t size, dc_splice *out, dc_fields *fields) {
+ * caller (splice_notification, ChunkFramer's long lines, decode_lazy): fields is a pointer tested a
+ * few times a member, not a byte, so it is not built twice, nor inlined into each caller. Compiled in
+ * a translation unit of its own (_lazyscan.c, which defines DIVERGE_CODEC_LAZY_SCAN), at -O2 where
+ * the rest of the module is at -O3 (setup.py): the lazy reader's 64 KB bodies count 1-3% more
+ * instructions at -O3 (issue 44). */
+#ifdef DIVERGE_CODEC_LAZY_SCAN
+DC_HIDDEN int dc_scan_any(const char *data, size_t size, dc_splice *out, dc_fields *fields) {
     if (size >= DC_WINDOW_FROM) return dc_scan(data, size, out, fields, 1);
     return dc_scan(data, size, out, fields, 0);
 }
+#else
+DC_HIDDEN int dc_scan_any(const char *data, size_t size, dc_splice *out, dc_fields *fields);
+#endif
 
 /* The relay's build of a short message (no fields to test, the envelope taken in two compares,
  * whitespace tried last: issue 44), compiled in a translation unit of its own (_relayscan.c, which
