@@ -2,11 +2,12 @@
  *
  * Compiled into _mcp_notifications_c beside the Cython-generated source (setup.py). With
  * DIVERGE_CODEC_RELAY_SCAN defined, _jsonscan.h's dc_scan takes the relay's shortcuts (the
- * envelope {"jsonrpc":"2.0", taken in two compares, whitespace tried last); the module's own
- * source includes the header without it, so its scan (dc_scan_any: decode_lazy, and documents of
- * 512 bytes or more) compiles exactly as before, whatever these shortcuts do to gcc's choices.
- * The same bytes are accepted, refused and cut either way (tests/test_scanner*.py, the fuzz
- * target fuzz/fuzz_scanner.py hold both builds to orjson).
+ * envelope {"jsonrpc":"2.0", taken in two compares, whitespace tried last, a line read where it
+ * lies, the memo); the module's own source and _lazyscan.c (dc_scan_any: decode_lazy, and
+ * documents of 512 bytes or more) include the header without it, so their code is not moved by
+ * whatever these shortcuts do to gcc's choices. The same bytes are accepted, refused and cut
+ * either way (tests/test_scanner*.py, tests/test_chunk_framer*.py and the fuzz target
+ * fuzz/fuzz_scanner.py hold both builds to orjson and to the pure core).
  */
 /* The header's helpers for decode's builder (dc_unescape) are not used here. */
 #pragma GCC diagnostic ignored "-Wunused-function"
