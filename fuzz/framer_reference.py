@@ -1,9 +1,10 @@
 """What ``ChunkFramer`` must give, line by line: each line spliced alone, as the relay's session framed
-them before the framer; the reference for ``fuzz/replay.py`` and ``tests/test_chunk_framer.py``."""
+them before the framer; the reference for ``fuzz/replay.py`` and ``tests/test_chunk_framer*.py``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from diverge_codec import _stream_py
 from diverge_codec.errors import DecodeError
@@ -32,3 +33,13 @@ def one_by_one(splice: Callable[[bytes], bytes | None], lines: Iterable[bytes], 
             _stream_py.write_record(records, payload)
             count += 1
     return bytes(records), count, others, invalid, too_large
+
+
+def framed(framer: Any, chunks: Iterable[bytes]) -> tuple[bytes, int, list[bytes], int, int]:
+    """What ``framer`` gives for ``chunks`` and its close, in ``one_by_one``'s form."""
+    records, count, others = b"", 0, []
+    for chunk in chunks:
+        got = framer.feed(chunk)
+        records, count, others = records + got[0], count + got[1], others + got[4]
+    got = framer.close()
+    return records + got[0], count + got[1], others + got[4], framer.invalid, framer.too_large

@@ -4,7 +4,8 @@
 (bytes, bytearray and memoryview) and holds each to the reference: ``orjson.loads``,
 the envelope popped, the channel's rules; and, a line with no newline, through both cores'
 ``ChunkFramer`` where it lies in a chunk, its newline after it (the compiled framer scans it
-there, with the relay's line build), alone and with a line after it that would complete it. It raises AssertionError where they differ;
+there, with the relay's line build), alone and with a line after it that would complete it, and
+between two siblings (its digits or letters changed) that it may be read from. It raises AssertionError where they differ;
 any other exception escaping it is a bug the fuzzer reports.
 """
 
@@ -104,9 +105,17 @@ def _check(data: bytes) -> None:
         for chunk in (data + b"\n", data + b'\n"}]\n'):
             if _framed(_mcp_notifications_c, chunk) != _framed(_mcp_notifications_py, chunk):
                 raise AssertionError("the cores' ChunkFramer differ on a line where it lies in its chunk")
+        for sibling in (data.translate(_DIGITS_UP), data.translate(_LETTERS_ON)):
+            chunk = sibling + b"\n" + data + b"\n" + sibling + b"\n"
+            if _framed(_mcp_notifications_c, chunk) != _framed(_mcp_notifications_py, chunk):
+                raise AssertionError("the cores' ChunkFramer differ on a line read from a line before it")
     invalid = expected[0] == "refused" and not expected[1].endswith(_SHAPE_PROBLEMS)
     if (_mcp_notifications_c._scan_status(data) == SCAN_INVALID) != invalid:
         raise AssertionError("the compiled scanner's validity is not orjson's")
 
 
+# A line's sibling: its digits or letters changed, most often inside its values, so that the compiled
+# framer reads the one from the other (its shapes: _relayscan.c's dc_relay_delta), or in a key, so it does not.
+_DIGITS_UP = bytes.maketrans(b"012345678", b"123456789")
+_LETTERS_ON = bytes.maketrans(b"abcdeghijkmopqsvwxyz", b"bcdeghijkmopqsvwxyza")  # f, l, n, r, t, u kept: literals, escapes
 _SHAPE_PROBLEMS = (errors.METHOD_NOT_A_STRING, errors.PARAMS_INVALID, errors.META_INVALID)

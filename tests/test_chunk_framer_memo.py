@@ -48,15 +48,6 @@ def _reference(lines):
     return framer_reference.one_by_one(load("mcp_notifications", "py").splice_notification, lines, BIG, BIG + 1)
 
 
-def _framed(framer, chunks):
-    records, count, others = b"", 0, []
-    for chunk in chunks:
-        got = framer.feed(chunk)
-        records, count, others = records + got[0], count + got[1], others + got[4]
-    got = framer.close()
-    return records + got[0], count + got[1], others + got[4], framer.invalid, framer.too_large
-
-
 def _variants(line):
     """The line with a byte changed, taken out, or a space put before it, at every position; cut at every one."""
     for at in range(len(line)):
@@ -79,10 +70,10 @@ def test_lines_sharing_a_prefix_frame_as_each_alone(base):
     c = load("mcp_notifications", "c")
     lines = [line for sequence in _sequences(base) for line in sequence]
     expected = _reference(lines)
-    assert _framed(c.ChunkFramer(BIG, BIG + 1), [b"".join(line + b"\n" for line in lines)]) == expected
+    assert framer_reference.framed(c.ChunkFramer(BIG, BIG + 1), [b"".join(line + b"\n" for line in lines)]) == expected
     # a chunk a line: the memo recorded in one call is resumed in the next
-    assert _framed(c.ChunkFramer(BIG, BIG + 1), [line + b"\n" for line in lines]) == expected
-    fresh = [_framed(c.ChunkFramer(BIG, BIG + 1), [line + b"\n"]) for line in lines[:40]]
+    assert framer_reference.framed(c.ChunkFramer(BIG, BIG + 1), [line + b"\n" for line in lines]) == expected
+    fresh = [framer_reference.framed(c.ChunkFramer(BIG, BIG + 1), [line + b"\n"]) for line in lines[:40]]
     assert [item[:3] for item in fresh] == [_reference([line])[:3] for line in lines[:40]]
 
 
@@ -111,4 +102,4 @@ def test_any_lines_in_any_chunks_frame_as_each_alone(mn, parts, data):
     text = b"".join(line + b"\n" for line in lines)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=4)))
     chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
-    assert _framed(mn.ChunkFramer(BIG, BIG + 1), chunks) == _reference(text.split(b"\n"))  # noise may hold a newline
+    assert framer_reference.framed(mn.ChunkFramer(BIG, BIG + 1), chunks) == _reference(text.split(b"\n"))  # noise may hold a newline

@@ -989,6 +989,24 @@ typedef struct {
  * method's end (method_end, which ChunkFramer keeps): lines that never repeat pay one memcmp, not
  * a record each. One in each ChunkFramer (one framer reads one stream, never two calls at once). */
 #define DC_MEMO_PREFIX 96
+/* A line's scalar values (strings and numbers, not keys): where each lies in it. */
+#define DC_MEMO_TOKENS 48
+#define DC_SHAPES 16    /* a power of two: the ring's positions wrap by a mask */
+#define DC_WALKS 4      /* the shapes a line is walked against, at most (the method's bytes tell the rest apart) */
+#define DC_MISSES 32    /* lines no shape held, in a row, before lines are scanned with none (a line walked in vain counts 4) */
+#define DC_REST 32      /* those lines, at first; doubled each time, up to DC_REST << 5 */
+typedef struct {
+    unsigned short start, end;   /* a line under DC_WINDOW_FROM bytes: its offsets fit */
+} dc_token;
+/* A line the relay's scan read where it lies in its chunk, a notification whose values all fit in
+ * tokens: a later line of the same chunk that differs from it only inside those values is the same
+ * notification with other values (dc_relay_delta, _relayscan.c). */
+typedef struct {
+    const char *line;
+    size_t size, ntokens;
+    dc_splice out;
+    dc_token tokens[DC_MEMO_TOKENS];
+} dc_shape;
 typedef struct {
     size_t len;                  /* the prefix's bytes, up to the checkpoint; 0 where there is none */
     size_t method_end;           /* the line before's method's end (ChunkFramer's); 0 for none */
@@ -997,6 +1015,24 @@ typedef struct {
     dc_cutter cutter;
     dc_splice out;               /* out as it was at the checkpoint */
     unsigned char prefix[DC_MEMO_PREFIX];
+    /* The last nshapes notifications of this chunk scanned in full (a server sends a few shapes by
+     * turns: progress, log lines, list changes), a ring whose newest is at head: for each, its index
+     * in shapes, its method's end and the 8 bytes before it (what tells shapes apart, most often);
+     * spare is the shape the next scan records in. */
+    unsigned long chunk;         /* ChunkFramer counts its chunks */
+    unsigned long shapes_chunk;  /* the chunk the shapes lie in: another's are gone */
+    size_t nshapes;
+    /* A stream whose lines never repeat: the lines no shape held since one last did (misses, a line
+     * walked in vain counting 4), and the lines left to scan with no shapes (rest), doubled (backoff)
+     * at each DC_MISSES until a shape holds a line. */
+    unsigned int misses, rest, backoff;
+    unsigned int head, spare;
+    unsigned char order[DC_SHAPES];
+    unsigned short method_ends[DC_SHAPES];
+    uint64_t methods[DC_SHAPES];
+    dc_shape shapes[DC_SHAPES + 1];
+    dc_token *tokens;            /* where the scan records the line's values (the one being read's) */
+    size_t ntokens;              /* how many the scan read (above DC_MEMO_TOKENS: too many) */
 } dc_memo;
 
 static void dc_cut(dc_splice *out, dc_cutter *cutter, size_t start, size_t end) {
@@ -1094,6 +1130,8 @@ static DC_ALWAYS_INLINE int dc_scan(const char *data, size_t size, dc_splice *ou
     size_t value_start = 0;
 #ifdef DIVERGE_CODEC_RELAY_SCAN
     int memo_taken = 0;  /* the memo was resumed from, or recorded, in this scan: once a scan */
+    size_t ntokens = 0;  /* the values read (in_line with a memo), each in values while they fit */
+    dc_token *values = in_line && memo ? memo->tokens : NULL;
 #endif
 
     stack[0] = 0;  /* no container: what the array test after the root value reads */
@@ -1181,6 +1219,15 @@ value:
         goto value;
     case '"':
         next = dc_string(s, pos, size, &escaped, NULL);
+#ifdef DIVERGE_CODEC_RELAY_SCAN
+        if (values) {  /* the line's values, for the lines after it (dc_relay_delta) */
+            if (ntokens < DC_MEMO_TOKENS) {
+                values[ntokens].start = (unsigned short)pos;
+                values[ntokens].end = (unsigned short)next;
+            }
+            ntokens++;
+        }
+#endif
         break;
     case 't':
         next = dc_literal(s, pos, "true", 4);
@@ -1193,6 +1240,15 @@ value:
         break;
     default:
         next = dc_number_quick(s, pos);
+#ifdef DIVERGE_CODEC_RELAY_SCAN
+        if (values) {
+            if (ntokens < DC_MEMO_TOKENS) {
+                values[ntokens].start = (unsigned short)pos;
+                values[ntokens].end = (unsigned short)next;
+            }
+            ntokens++;
+        }
+#endif
         break;
     }
     if (!next) return DC_INVALID;
@@ -1342,6 +1398,9 @@ between:  /* after a value in a container: compact JSON's next byte is tried bef
     return DC_INVALID;
 
 done:
+#ifdef DIVERGE_CODEC_RELAY_SCAN
+    if (values) memo->ntokens = ntokens;
+#endif
     if (root_kind != DC_OBJECT || (has_id && !fields)) return DC_NOT_NOTIFICATION;
     if (method_kind != DC_STRING) return DC_METHOD;
     if (params_kind == DC_OBJECT) {

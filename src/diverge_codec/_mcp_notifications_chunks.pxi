@@ -63,6 +63,7 @@ cdef extern from "_jsonscan.h":
     int dc_space(unsigned char c) noexcept nogil
     ctypedef struct dc_memo:
         size_t len, method_end
+        unsigned long chunk
     int dc_relay_scan_line(const char* data, size_t size, dc_splice* out, dc_memo* memo, const char* previous) nogil
 
 
@@ -106,7 +107,7 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
     cdef bint _ready  # __init__ has run to the end
     cdef bint _skipping  # a line over max_line is being skipped to its newline
     cdef bint _claimed, _busy
-    cdef dc_memo _memo  # the relay scan's memo of a line's opening bytes (_jsonscan.h): zeroed, none
+    cdef dc_memo _memo  # the relay scan's memo of a line's opening bytes, and its shapes (_jsonscan.h): zeroed, none
 
     def __init__(self, max_line, record_limit, *, awaiting=None):
         if self._claimed:
@@ -187,11 +188,13 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
         """The chunk's whole lines: a short one scanned where it lies (its newline ends the relay's scan of a
         line as a NUL does), a longer one or one begun in an earlier chunk copied alone into the framer's
         buffer with a NUL after it (the scan reads up to one); the partial last line held there for the next call.
-        Consecutive lines in the chunk that open alike share the scan of their opening bytes (the framer's memo)."""
+        Consecutive lines in the chunk that open alike share the scan of their opening bytes (the framer's memo);
+        a line that differs from a notification scanned earlier in the chunk only in its values is read from it."""
         cdef const char* data = PyBytes_AS_STRING(chunk)
         cdef Py_ssize_t size = PyBytes_GET_SIZE(chunk), at = 0, end, held, length
         cdef const char* newline
         cdef const char* previous = NULL
+        self._memo.chunk += 1  # the lines the scan reads others from (its shapes) lie in this chunk only
         if self._skipping:  # the rest of a line over max_line, up to its newline: never held
             newline = <const char*>memchr(data, 10, <size_t>size)
             if newline == NULL:
