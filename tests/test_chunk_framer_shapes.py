@@ -28,6 +28,7 @@ TEMPLATES = [  # notifications (and one request) whose values the lines change
     b'{"method":"notifications/message","params":{"level":\x01,"logger":\x01,"data":{"a":[\x01,\x01,null,true,\x01],"b":\x01}}},"jsonrpc":\x01}',
     b'{"jsonrpc":\x01,"method":"notifications/message","jsonrpc":\x01,"params":{"level":\x01,"data":\x01},"jsonrpc":\x01}',
     b'{"params":{"x":\x01},"method":\x01,"jsonrpc":"2.0"}',  # the method after params: its place moves
+    b'{"method":"m","params":{"a":\x01},"x":\x01,"jsonrpc":\x01}',  # a cut from a value's end to a value's end
     b'{ "jsonrpc" : "2.0" , "method" : "m" , "params" : { "a" : \x01 , "b" : [ \x01 , \x01 ] } }',
     b'{"jsonrpc":"2.0","method":"m","params":{"_meta":{"k":\x01},"v":\x01}}',
     b'{"jsonrpc":"2.0","method":"m","params":{"_meta":\x01,"v":\x01}}',  # _meta a value: no notification
