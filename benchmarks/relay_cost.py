@@ -1,13 +1,16 @@
 """The whole relay process's CPU, as an operator runs it, beside a naive relay and a pipe.
 
-Three commands, by turns, on the same replay (every committed capture concatenated until the
+Four commands, by turns, on the same replay (every committed capture concatenated until the
 file is ``--mb`` MB), each run ``--rounds`` times, the CPU of the whole process tree taken by
 ``getrusage(RUSAGE_CHILDREN)`` around it (user + system, start-up included):
 
 - ``relay``: ``diverge-codec relay -- cat REPLAY > /dev/null``;
 - ``naive``: a twenty-line Python relay (asyncio ``readline``, orjson ``loads``, ``pop``,
   ``dumps``, a length prefix), what one writes without this library;
-- ``pipe``: ``cat REPLAY | cat > /dev/null``, the floor: the same bytes through two processes.
+- ``reader``: the server's output read as the relay reads it (an asyncio subprocess protocol, the pipe
+  widened to 1 MiB, 256 KiB reads) and dropped: the floor of any relay that reads a pipe in asyncio,
+  what the relay's own work (framing, the channel's writes) adds to is the rest;
+- ``pipe``: ``cat REPLAY | cat > /dev/null``: the same bytes through two processes.
 
 Printed: the median CPU seconds of each, µs per notification, and the ratios relay/naive and
 relay/pipe. ``python benchmarks/relay_cost.py [--mb 150] [--rounds 3]``. ``--marginal MB2`` runs a second,
@@ -54,6 +57,33 @@ if __name__ == "__main__":
 '''
 """The naive relay, a script; ``relay_many.py`` runs its ``relay`` for many servers in one loop."""
 
+READER = '''
+import asyncio, fcntl, subprocess, sys
+
+class Reader(asyncio.SubprocessProtocol):
+    def __init__(self, ended):
+        self.ended = ended
+    def pipe_data_received(self, fd, data):
+        pass
+    def pipe_connection_lost(self, fd, exc):
+        if fd == 1 and not self.ended.done():
+            self.ended.set_result(None)
+
+async def read(command):
+    loop = asyncio.get_running_loop()
+    ended = loop.create_future()
+    transport, _ = await loop.subprocess_exec(lambda: Reader(ended), *command, stdin=subprocess.DEVNULL,
+                                              stdout=subprocess.PIPE)
+    fcntl.fcntl(transport.get_pipe_transport(1).get_extra_info("pipe").fileno(), 1031, 1 << 20)  # F_SETPIPE_SZ
+    await ended
+    transport.close()
+
+if __name__ == "__main__":
+    asyncio.run(read(sys.argv[1:]))
+'''
+"""The reader alone: the server's output read as ``diverge-codec relay`` reads it (``relay/stdio.py``,
+``relay/channel.py``'s ``PIPE_BYTES``), nothing done with it."""
+
 
 def _cpu(command: str) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -78,6 +108,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         naive = Path(scratch) / "naive_relay.py"
         naive.write_text(NAIVE)
+        reader = Path(scratch) / "reader.py"
+        reader.write_text(READER)
         python = sys.executable
         commands: dict[float, dict[str, str]] = {}
         for mb in sizes:
@@ -90,6 +122,7 @@ def main() -> None:
                 commands[mb]["old relay"] = (f"PYTHONPATH={args.against.resolve() / 'src'} {python} -m diverge_codec relay "
                                              f"--until-answered -- cat {replay} > /dev/null")
             commands[mb]["naive"] = f"{python} {naive} cat {replay} > /dev/null"
+            commands[mb]["reader"] = f"{python} {reader} cat {replay} > /dev/null"
             commands[mb]["pipe"] = f"cat {replay} | cat > /dev/null"
         for _ in range(args.rounds):
             for mb in sizes:
@@ -113,6 +146,9 @@ def main() -> None:
               + ", ".join(f"{name} {value:.3f}" for name, value in each.items()))
         print(f"  relay / naive: {each['relay'] / each['naive']:.3f}x   relay / pipe: {each['relay'] / each['pipe']:.2f}x"
               + (f"   old relay / naive: {each['old relay'] / each['naive']:.3f}x" if args.against else ""))
+        print(f"  reader / naive: {each['reader'] / each['naive']:.3f}x   the relay's own work (relay - reader): "
+              f"{each['relay'] - each['reader']:.3f} us, {(each['relay'] - each['reader']) / each['naive']:.3f}x naive"
+              + (f"; old relay's {each['old relay'] - each['reader']:.3f} us" if args.against else ""))
 
 
 if __name__ == "__main__":
