@@ -76,7 +76,8 @@ def test_a_cookie_date_is_read_from_its_first_256_characters_only():
     assert cookie_date(head + "15") == datetime.datetime(2030, 1, 15, tzinfo=datetime.timezone.utc).timestamp()
 
 
-def test_a_certificate_without_alternative_names_is_named_by_its_common_name():
+def _self_signed_der(common_name: str) -> bytes:
+    """A certificate with no subjectAltName, its subject's common name common_name, as DER."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -84,13 +85,27 @@ def test_a_certificate_without_alternative_names_is_named_by_its_common_name():
 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Org"),
-                      x509.NameAttribute(NameOID.COMMON_NAME, "only-cn.test")])
+                      x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
     start = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
     certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
                    .serial_number(7).not_valid_before(start).not_valid_after(start + datetime.timedelta(days=30))
                    .sign(key, hashes.SHA256()))
-    facts = certificate_facts(certificate.public_bytes(serialization.Encoding.DER))
+    return certificate.public_bytes(serialization.Encoding.DER)
+
+
+def test_a_certificate_without_alternative_names_is_named_by_its_common_name():
+    facts = certificate_facts(_self_signed_der("only-cn.test"))
     assert facts is not None and facts[0] == ["only-cn.test"]
+
+
+def test_a_length_in_a_form_der_does_not_allow_is_no_certificate():
+    der = _self_signed_der("only-cn.test")
+    assert der[0] == 0x30 and der[1] & 0x80  # a SEQUENCE whose length takes the long form
+    content = der[2 + (der[1] & 0x7F):]
+    assert certificate_facts(b"\x30" + bytes([0x80 | 2]) + len(content).to_bytes(2, "big") + content) is not None
+    assert certificate_facts(b"\x30\x80" + content) is None  # BER's indefinite length: no length bytes
+    assert certificate_facts(b"\x30\x85" + len(content).to_bytes(5, "big") + content) is None  # five length bytes
+    assert certificate_facts(b"\x30\x84\x00\x00") is None  # length bytes past the end
 
 
 class _Ticks:
