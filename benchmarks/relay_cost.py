@@ -8,8 +8,9 @@ file is ``--mb`` MB), each run ``--rounds`` times, the CPU of the whole process 
 - ``naive``: a twenty-line Python relay (asyncio ``readline``, orjson ``loads``, ``pop``,
   ``dumps``, a length prefix), what one writes without this library;
 - ``reader``: the server's output read as the relay reads it (an asyncio subprocess protocol, the pipe
-  widened to 1 MiB, 256 KiB reads) and dropped: the floor of any relay that reads a pipe in asyncio,
-  what the relay's own work (framing, the channel's writes) adds to is the rest;
+  widened by the relay's own ``_widen_pipe``, 256 KiB reads) and dropped: the floor of any relay that
+  reads a pipe in asyncio; the relay less the reader is the relay's own work (framing, the channel's
+  writes);
 - ``pipe``: ``cat REPLAY | cat > /dev/null``: the same bytes through two processes.
 
 Printed: the median CPU seconds of each, µs per notification, and the ratios relay/naive and
@@ -58,7 +59,9 @@ if __name__ == "__main__":
 """The naive relay, a script; ``relay_many.py`` runs its ``relay`` for many servers in one loop."""
 
 READER = '''
-import asyncio, fcntl, subprocess, sys
+import asyncio, subprocess, sys
+
+from diverge_codec.relay.channel import _widen_pipe  # the relay's own pipe size, so the two read alike
 
 class Reader(asyncio.SubprocessProtocol):
     def __init__(self, ended):
@@ -74,7 +77,7 @@ async def read(command):
     ended = loop.create_future()
     transport, _ = await loop.subprocess_exec(lambda: Reader(ended), *command, stdin=subprocess.DEVNULL,
                                               stdout=subprocess.PIPE)
-    fcntl.fcntl(transport.get_pipe_transport(1).get_extra_info("pipe").fileno(), 1031, 1 << 20)  # F_SETPIPE_SZ
+    _widen_pipe(transport.get_pipe_transport(1).get_extra_info("pipe").fileno())
     await ended
     transport.close()
 
