@@ -55,3 +55,32 @@ def test_where_ssl_is_already_imported_asyncio_keeps_it():
 def test_without_a_subcommand_every_one_is_listed():
     help_text = parser([]).format_help()
     assert all(f"    {name} " in help_text for name in SUBCOMMANDS), help_text
+
+
+COLLECTOR_PROBE = """
+import asyncio, gc, sys
+from diverge_codec import cli
+imported = gc.isenabled()
+at_loop = []
+real_run = asyncio.run
+def run(main, **options):  # the relay's loop starts here: what start-up made is frozen, the collector back on
+    at_loop.append((gc.isenabled(), gc.get_freeze_count() > 0))
+    return real_run(main, **options)
+asyncio.run = run
+for argv in (["relay"], ["relay", "--bogus"], ["--version"], ["relay", "--quiet-server", "--", "true"]):
+    try:
+        status = cli.main(argv)
+    except SystemExit as end:
+        status = end.code
+    print(argv[-1], status, gc.isenabled(), file=sys.stderr)
+print("probe", imported, at_loop, file=sys.stderr)
+"""
+
+
+def test_start_up_pauses_the_collector_and_gives_it_back():
+    """Start-up's objects live as long as the process: the collector is paused while they are made (the
+    imports, the parse, the relay's set-up) and they are frozen before the loop; every way out leaves it on."""
+    done = subprocess.run([sys.executable, "-c", COLLECTOR_PROBE], capture_output=True, text=True, timeout=60)
+    said = [line.split(" ", 1) for line in done.stderr.splitlines()]
+    assert [rest for first, *rest in said if first in ("relay", "--bogus", "--version", "true", "probe")] == [
+        ["2 True"], ["2 True"], ["0 True"], ["1 True"], ["True [(True, True)]"]], done.stderr

@@ -13,17 +13,20 @@ Each subcommand module has ``register(subcommands)``, which adds its parser and 
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import os
-import re
-import sys
 from typing import Any, NoReturn
 
-from .. import IMPLEMENTATION, __version__
 from .._collector import paused_collector
-from ._common import CHANNELS
-from ._safe import UsageError, escape
+
+with paused_collector():  # start-up's objects live as long as the process (the relay freezes them: cli/relay.py)
+    import argparse
+    import importlib
+    import os
+    import re
+    import sys
+
+    from .. import IMPLEMENTATION, __version__
+    from ._common import CHANNELS
+    from ._safe import UsageError, escape
 
 __all__ = ["CHANNELS", "SUBCOMMANDS", "UsageError", "main", "parser"]
 
@@ -143,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     try:
-        args = parser(argv).parse_args(argv)
+        with paused_collector():
+            args = parser(argv).parse_args(argv)
         return int(args.run(args))
     except UsageError as error:
         _say(escape(str(error)))

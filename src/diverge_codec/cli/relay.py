@@ -209,16 +209,17 @@ def cmd_relay(args: argparse.Namespace) -> int:
         raise UsageError("relay runs MCP servers on POSIX systems only (Linux, macOS); "
                          "--url, inspect and encode run everywhere")
     refuse_terminal(args.out, args.force_tty)
-    watch = Watch(args.answers, args.report, args.request_timeout,  # its files made (or refused) before the server starts
-                  log_level=args.log_level)
-    relay = _driver(tls=args.url is not None and args.url[:6].lower() == "https:")
-    import asyncio
+    with paused_collector():  # start-up makes what lives as long as the process: frozen, never walked
+        watch = Watch(args.answers, args.report, args.request_timeout,  # its files made (or refused) before the server starts
+                      log_level=args.log_level)
+        relay = _driver(tls=args.url is not None and args.url[:6].lower() == "https:")
+        import asyncio
 
-    server = remote if remote is not None else relay.Command(command)
-    options = _options(args)
-    out_fd = os.dup(sys.stdout.fileno()) if args.out in (None, "-") else create_private(args.out)
-    _keep_freed_memory()
-    gc.freeze()  # what start-up made lives as long as the process: the collector need not walk it again
+        server = remote if remote is not None else relay.Command(command)
+        options = _options(args)
+        out_fd = os.dup(sys.stdout.fileno()) if args.out in (None, "-") else create_private(args.out)
+        _keep_freed_memory()
+        gc.freeze()
     if remote is None:
         relay.become_subreaper()
     try:
