@@ -46,7 +46,10 @@ ALLOCATOR = os.environ.get("DIVERGE_CODEC_BENCH_MALLOC", MIMALLOC if os.path.exi
 installed (Debian: libmimalloc2.0). orjson's parse buffer is over 1 KiB, which glibc's malloc
 serves by a path that costs 100 to 260 instructions a call depending on the heap's layout,
 and the layout moves with any change to the script: one side's count then moves by up to
-6% between runs. mimalloc serves it the same way every call."""
+6% between runs. mimalloc serves it the same way every call, but its count is not wholly the
+machine's to ignore: one tree's 142 B ``encode`` read 1,863-1,866 alone and 1,911 beside another
+callgrind run (the system's malloc: 1,910 both ways). Count the trees you compare one after the other,
+or both with ``DIVERGE_CODEC_BENCH_MALLOC=`` (the system's)."""
 
 
 def allocator_note() -> str:
@@ -54,12 +57,18 @@ def allocator_note() -> str:
 
 
 def collected(script: str) -> int:
-    """Instructions a child Python runs (callgrind), under one hash seed so dict layouts repeat."""
+    """Instructions a child Python runs (callgrind), under one hash seed so dict layouts repeat.
+
+    ``-P``: no current folder on the child's path. Python lists the folder of each path entry it
+    imports through, and a folder whose entries change between the n and the 2n run (valgrind's
+    gdbserver makes a FIFO in /tmp for every run, other jobs write their files) moved a 142 B
+    ``encode`` between 1,418 and 2,185 instructions a call, run from /tmp beside other valgrind runs;
+    with ``-P`` and no gdbserver, three runs of the system's malloc agree to the instruction."""
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     if ALLOCATOR:
         env["LD_PRELOAD"] = ALLOCATOR
-    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", script],
-                         capture_output=True, text=True, check=True, env=env)
+    run = subprocess.run(["valgrind", "--tool=callgrind", "--vgdb=no", "--callgrind-out-file=/dev/null",
+                          sys.executable, "-P", "-c", script], capture_output=True, text=True, check=True, env=env)
     return int(re.search(r"Collected : (\d+)", run.stderr).group(1))
 
 
