@@ -38,11 +38,12 @@ def capture(path: Path, count: int) -> None:
 
 
 def command(path: Path, extra: list[str]) -> list[str]:
-    return [sys.executable, "-m", "diverge_codec", "inspect", str(path), "--channel", "mcp-notifications", "--open", *extra]
+    # -P: no current folder on the path, whose listing would move a count (instructions.collected)
+    return [sys.executable, "-P", "-m", "diverge_codec", "inspect", str(path), "--channel", "mcp-notifications", "--open", *extra]
 
 
 def instructions(path: Path, extra: list[str]) -> int:
-    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command(path, extra)],
+    run = subprocess.run(["valgrind", "--tool=callgrind", "--vgdb=no", "--callgrind-out-file=/dev/null", *command(path, extra)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True,
                          env={**os.environ, "PYTHONHASHSEED": "0"})
     return int(re.search(r"Collected : (\d+)", run.stderr).group(1))
