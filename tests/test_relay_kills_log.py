@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from test_relay_http_timing import now, timed_relay  # noqa: E402
 
 from scripted_http import Response  # noqa: E402
 
-MOMENT = r"\S+"  # clock_text: the wall clock's time, which a test cannot pin
+MOMENT = r"\S+"  # clock_text: the wall clock's time, not the virtual clock's (pinned on its own, last)
 
 
 def test_an_outage_is_said_when_it_begins_and_when_it_ends_with_how_long_it_lasted(caplog):
@@ -40,3 +41,14 @@ def test_an_outage_is_said_when_it_begins_and_when_it_ends_with_how_long_it_last
     assert said[1] == "the server answers again (HTTP 200), 5.0 s after it could first not be reached"
     assert re.fullmatch(rf"the server cannot be reached \(HTTP 502 on the event stream\) since {MOMENT}; trying again"
                         rf" until {MOMENT} \(--reconnect-window 6 s\)", said[2])
+
+
+@pytest.mark.parametrize("ahead", [0.0, 3600.0, -90.0])
+def test_a_moment_is_said_as_the_wall_clock_reads_it(ahead):
+    """clock_text: a moment on the monotonic clock as UTC's time of day then (now is now, an hour on an hour on)."""
+    from diverge_codec.relay.http_reach import clock_text
+
+    before = time.time()
+    said = clock_text(time.monotonic() + ahead)
+    after = time.time()
+    assert said in {time.strftime("%H:%M:%SZ", time.gmtime(moment + ahead)) for moment in (before, after)}, said
