@@ -21,6 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from instructions import CALLGRIND, PYTHON  # noqa: E402  (the callgrind runner's command)
+
 N = 20000
 CPU_N = 100000
 """CPU time is taken on 100,000 and 300,000 frames: ``os.times`` counts in 10 ms steps, too coarse at 20,000."""
@@ -38,12 +41,11 @@ def capture(path: Path, count: int) -> None:
 
 
 def command(path: Path, extra: list[str]) -> list[str]:
-    # -P: no current folder on the path, whose listing would move a count (instructions.collected)
-    return [sys.executable, "-P", "-m", "diverge_codec", "inspect", str(path), "--channel", "mcp-notifications", "--open", *extra]
+    return [*PYTHON, "-m", "diverge_codec", "inspect", str(path), "--channel", "mcp-notifications", "--open", *extra]
 
 
 def instructions(path: Path, extra: list[str]) -> int:
-    run = subprocess.run(["valgrind", "--tool=callgrind", "--vgdb=no", "--callgrind-out-file=/dev/null", *command(path, extra)],
+    run = subprocess.run([*CALLGRIND, *command(path, extra)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True,
                          env={**os.environ, "PYTHONHASHSEED": "0"})
     return int(re.search(r"Collected : (\d+)", run.stderr).group(1))

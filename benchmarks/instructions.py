@@ -52,6 +52,12 @@ callgrind run (the system's malloc: 1,910 both ways). Count the trees you compar
 or both with ``DIVERGE_CODEC_BENCH_MALLOC=`` (the system's)."""
 
 
+CALLGRIND = ["valgrind", "--tool=callgrind", "--vgdb=no", "--callgrind-out-file=/dev/null"]
+"""callgrind as every count here runs it: no gdbserver (its FIFO in /tmp a run; ``collected``)."""
+PYTHON = [sys.executable, "-P"]
+"""A counted Python: no current folder on its path, whose listing would move the count (``collected``)."""
+
+
 def allocator_note() -> str:
     return f"malloc: {os.path.basename(ALLOCATOR)} (LD_PRELOAD)" if ALLOCATOR else "malloc: the system's"
 
@@ -67,8 +73,7 @@ def collected(script: str) -> int:
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     if ALLOCATOR:
         env["LD_PRELOAD"] = ALLOCATOR
-    run = subprocess.run(["valgrind", "--tool=callgrind", "--vgdb=no", "--callgrind-out-file=/dev/null",
-                          sys.executable, "-P", "-c", script], capture_output=True, text=True, check=True, env=env)
+    run = subprocess.run([*CALLGRIND, *PYTHON, "-c", script], capture_output=True, text=True, check=True, env=env)
     return int(re.search(r"Collected : (\d+)", run.stderr).group(1))
 
 

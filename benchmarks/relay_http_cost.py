@@ -31,6 +31,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from instructions import CALLGRIND, PYTHON  # noqa: E402  (the callgrind runner's command)
 SERVERS = ROOT / "tests" / "http_servers.py"
 
 NAIVE = r'''
@@ -74,7 +76,7 @@ def cpu(command: list[str], env: dict[str, str] | None = None) -> float:
 
 def instructions(command: list[str]) -> int:
     """Instructions the command's process ran (callgrind's "Collected"), its output discarded."""
-    done = subprocess.run(["valgrind", "--tool=callgrind", "--vgdb=no", "--callgrind-out-file=/dev/null", *command],
+    done = subprocess.run([*CALLGRIND, *command],
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONHASHSEED": "0"})
     found = re.search(rb"Collected\s*:\s*(\d+)", done.stderr)
     if done.returncode != 0 or found is None:
@@ -114,12 +116,11 @@ def servers(*modes: str) -> Iterator[list[str]]:
 
 def relays(url: str, modern_url: str) -> dict[str, list[str]]:
     """The relay in each era (the 2025 server's URL, the 2026-07-28 one's), and the naive relay (2025)."""
-    # -P: no current folder on the path, whose listing would move a count (instructions.collected)
-    relay = [sys.executable, "-P", "-m", "diverge_codec", "relay", "--call", "go", "--until-answered", "--grace", "1",
+    relay = [*PYTHON, "-m", "diverge_codec", "relay", "--call", "go", "--until-answered", "--grace", "1",
              "--out", "/dev/null"]
     return {"relay 2025-11-25": [*relay, "--url", url, "--protocol", "2025-11-25"],
             "relay 2026-07-28": [*relay, "--url", modern_url, "--protocol", "2026-07-28"],
-            "naive": [sys.executable, "-P", "-c", NAIVE, url]}
+            "naive": [*PYTHON, "-c", NAIVE, url]}
 
 
 def main() -> None:
