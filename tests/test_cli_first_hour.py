@@ -174,6 +174,13 @@ def server(**fields):
     (server(error="name resolution: Name or service not known"), "the host name could not be resolved"),
     (server(error="TLS: CERTIFICATE_VERIFY_FAILED"), "check the certificate"),
     (server(error="HTTP 502 on initialize"), "its log says why"),
+    # the patterns that ignore case, each met in another case than its own
+    (server(error="tls: Wrong Version Number"), "try http:// instead of https://"),
+    (server(error="The Proxy answered 502"), "the proxy failed, not the server"),
+    (server(error="Connection Refused"), "nothing is listening at that host and port"),
+    (server(error="Temporary failure in Name Resolution"), "the host name could not be resolved"),
+    (server(error="ssl handshake failed"), "TLS failed: check the certificate"),
+    (server(error="connect Timed Out"), "no answer in time"),
     (server(error="the proxy (https_proxy in the environment) is not reachable (connection refused)"),
      "the proxy failed, not the server: check http_proxy, https_proxy and no_proxy"),
     (server(error="the proxy refused the tunnel (HTTP 407): its credentials (in *_PROXY) are missing or wrong"),

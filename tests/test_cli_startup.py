@@ -84,3 +84,28 @@ def test_start_up_pauses_the_collector_and_gives_it_back():
     said = [line.split(" ", 1) for line in done.stderr.splitlines()]
     assert [rest for first, *rest in said if first in ("relay", "--bogus", "--version", "true", "probe")] == [
         ["2 True"], ["2 True"], ["0 True"], ["1 True"], ["True [(True, True)]"]], done.stderr
+
+
+PATTERN_PROBE = """
+import re, sys
+from diverge_codec.cli import relay
+relay._driver(tls=True)
+from diverge_codec.relay import http_client  # what relay --url loads
+from diverge_codec.cli import _watch
+from diverge_codec.relay import cookies
+ours = {pattern for pattern, _, _ in _watch.HINTS} | {cookies._DELIMITERS, cookies._TIME, cookies._DAY, cookies._YEAR,
+                                                      cookies._MAX_AGE}
+print(sorted(key[1] for key in re._cache if key[1] in ours))
+print("calendar" in sys.modules)
+print(cookies.cookie_date("Wed, 09 Jun 2021 10:18:14 GMT"), "calendar" in sys.modules)
+print(len({key[1] for key in re._cache if key[1] in ours}))
+"""
+
+
+def test_start_up_compiles_no_hint_or_cookie_pattern_and_imports_no_calendar():
+    """The relay's hints and the cookie jar's date patterns are compiled the first time they are used, not at start-up
+    (issue 44: start-up unchanged); a dated cookie compiles them and imports ``calendar`` then."""
+    done = subprocess.run([sys.executable, "-c", PATTERN_PROBE], capture_output=True, text=True, check=True, timeout=60)
+    compiled, calendar_loaded, read, compiled_after = done.stdout.split("\n")[:4]
+    assert compiled == "[]" and calendar_loaded == "False"
+    assert read == "1623233894.0 True" and compiled_after == "4"  # the delimiters, the clock, the day, the year

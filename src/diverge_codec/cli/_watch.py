@@ -77,21 +77,23 @@ def failure_line(label: str, answer: dict[str, Any] | None, timeout: float | Non
     return None
 
 
+# Patterns, not compiled ones: ``re`` compiles each the first time a server is not reached and keeps it,
+# so a relay's start-up compiles none (issue 44: start-up unchanged).
 HINTS = (
-    (re.compile(r"\b40[13]\b"), "the server refused the request: check the authorization (--header 'Authorization: "
-                              "Bearer ${MCP_TOKEN}', or --token-command 'CMD')"),
-    (re.compile(r"\b(?:40[45]|501)\b"), "nothing answers MCP at that path, over Streamable HTTP or the older HTTP+SSE: "
-                                "check the URL's path (often /mcp, or /sse for the older transport)"),
-    (re.compile(r"WRONG_VERSION_NUMBER|wrong version number|record layer failure|http request", re.I),
+    (r"\b40[13]\b", 0, "the server refused the request: check the authorization (--header 'Authorization: "
+                       "Bearer ${MCP_TOKEN}', or --token-command 'CMD')"),
+    (r"\b(?:40[45]|501)\b", 0, "nothing answers MCP at that path, over Streamable HTTP or the older HTTP+SSE: "
+                               "check the URL's path (often /mcp, or /sse for the older transport)"),
+    (r"WRONG_VERSION_NUMBER|wrong version number|record layer failure|http request", re.I,
      "TLS failed at its first bytes: the server may speak plain HTTP: try http:// instead of https://"),
-    (re.compile(r"\bthe proxy\b", re.I), "the proxy failed, not the server: check http_proxy, https_proxy and no_proxy "
-                                      "(and the credentials in them)"),
-    (re.compile(r"--cacert|use an https?:// URL|certificate is not for|certificate expired", re.I), None),  # says its fix
-    (re.compile(r"refused", re.I), "nothing is listening at that host and port: is the server running, on that port?"),
-    (re.compile(r"name resolution|name or service|nodename", re.I), "the host name could not be resolved: check the URL's host"),
-    (re.compile(r"CERTIFICATE|TLS|SSL", re.I), "TLS failed: check the certificate, or whether the server speaks https"),
-    (re.compile(r"\b5\d\d\b"), "the server failed to answer initialize: its log says why"),
-    (re.compile(r"timed out|timeout", re.I), "no answer in time: is the host reachable from here?"),
+    (r"\bthe proxy\b", re.I, "the proxy failed, not the server: check http_proxy, https_proxy and no_proxy "
+                             "(and the credentials in them)"),
+    (r"--cacert|use an https?:// URL|certificate is not for|certificate expired", re.I, None),  # says its fix
+    (r"refused", re.I, "nothing is listening at that host and port: is the server running, on that port?"),
+    (r"name resolution|name or service|nodename", re.I, "the host name could not be resolved: check the URL's host"),
+    (r"CERTIFICATE|TLS|SSL", re.I, "TLS failed: check the certificate, or whether the server speaks https"),
+    (r"\b5\d\d\b", 0, "the server failed to answer initialize: its log says why"),
+    (r"timed out|timeout", re.I, "no answer in time: is the host reachable from here?"),
 )
 
 
@@ -104,7 +106,7 @@ def unreachable_line(report: dict[str, Any]) -> str | None:
     if server.get("transport") is not None and not server.get("started", False):  # a remote server
         why = str(server.get("error") or "no answer")
         statuses = " ".join(str(code) for code in (server.get("statuses") or {}))
-        hint = next((text for pattern, text in HINTS if pattern.search(f"{why} {statuses}")), None)
+        hint = next((text for pattern, flags, text in HINTS if re.search(pattern, f"{why} {statuses}", flags)), None)
         return f"could not reach the server ({escape(why)})" + (f": {hint}" if hint else "")
     if not server.get("started", True):
         why = escape(str(server.get("error") or "unknown"))

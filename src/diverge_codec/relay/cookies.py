@@ -13,7 +13,6 @@ every step is a linear scan of a bounded header.
 
 from __future__ import annotations
 
-import calendar
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -25,25 +24,27 @@ MAX_COOKIES = 50
 COOKIE_BYTES = 4096
 """The longest ``Set-Cookie`` read (RFC 6265's floor for what a client keeps); a longer one is dropped."""
 
-_DELIMITERS = re.compile(r"[\x09\x20-\x2f\x3b-\x40\x5b-\x60\x7b-\x7e]+")
-_TIME = re.compile(r"([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:[^0-9]|$)", re.ASCII)
-_DAY = re.compile(r"([0-9]{1,2})(?:[^0-9]|$)", re.ASCII)
-_YEAR = re.compile(r"([0-9]{2,4})(?:[^0-9]|$)", re.ASCII)
-_MAX_AGE = re.compile(r"-?[0-9]+", re.ASCII)
+# Patterns, not compiled ones: ``re`` compiles each at its first use and keeps it, so a relay whose server sets
+# no dated cookie compiles none at start-up (issue 44: start-up unchanged).
+_DELIMITERS = r"[\x09\x20-\x2f\x3b-\x40\x5b-\x60\x7b-\x7e]+"
+_TIME = r"([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:[^0-9]|$)"
+_DAY = r"([0-9]{1,2})(?:[^0-9]|$)"
+_YEAR = r"([0-9]{2,4})(?:[^0-9]|$)"
+_MAX_AGE = r"-?[0-9]+"
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
 def cookie_date(text: str) -> float | None:
     """An ``Expires`` value as seconds since the epoch (RFC 6265 section 5.1.1), or None where it is no date."""
     clock = day = month = year = None
-    for token in _DELIMITERS.split(text[:256]):
-        if clock is None and (found := _TIME.match(token)):
+    for token in re.split(_DELIMITERS, text[:256]):
+        if clock is None and (found := re.match(_TIME, token, re.ASCII)):
             clock = tuple(int(part) for part in found.groups())
-        elif day is None and (found := _DAY.match(token)):
+        elif day is None and (found := re.match(_DAY, token, re.ASCII)):
             day = int(found.group(1))
         elif month is None and token[:3].lower() in _MONTHS:
             month = _MONTHS.index(token[:3].lower()) + 1
-        elif year is None and (found := _YEAR.match(token)):
+        elif year is None and (found := re.match(_YEAR, token, re.ASCII)):
             year = int(found.group(1))
     if clock is None or day is None or month is None or year is None:
         return None
@@ -51,6 +52,8 @@ def cookie_date(text: str) -> float | None:
     hour, minute, second = clock
     if not 1 <= day <= 31 or year < 1601 or hour > 23 or minute > 59 or second > 59:
         return None
+    import calendar  # here, not at start-up: only a dated cookie needs it
+
     if day > calendar.monthrange(year, month)[1]:  # February 30th: no such day
         return None
     return float(calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0)))
@@ -64,7 +67,7 @@ def _ends_at(attributes: list[str], now: float) -> tuple[float | None, bool]:
     for attribute in attributes:
         name, _, value = attribute.partition("=")
         name, value = name.strip(" \t").lower(), value.strip(" \t")
-        if name == "max-age" and _MAX_AGE.fullmatch(value):
+        if name == "max-age" and re.fullmatch(_MAX_AGE, value, re.ASCII):
             seconds = int(value[:20])  # more digits than a clock can hold: as good as for ever
             max_age = float("-inf") if seconds <= 0 else now + seconds
         elif name == "expires":
