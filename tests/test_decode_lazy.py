@@ -406,3 +406,45 @@ def test_the_stdlib_json_path_reads_the_pieces_alike():
         except Exception as error:  # noqa: BLE001 - the class and message are what is compared
             expected = [type(error).__name__, str(error) if "must be" in str(error) else ""]
         assert row == [expected] * len(row), payload[:80]
+
+
+SERIES_READ = [
+    b"[[1,2],[3,4],[5,6]]", b"[[1],[2]]", b"[[1,2,3,4,5,6,7,8],[9]]", b"[[-1,-2.5],[-0,3e2],[0.5,1E-3]]",
+    b'[[1,"a"],[2,"b"]]', b"[[1,true],[2,null]]", b"[[1, 2],[3 ,4]]", b"[[1,2] ,[3,4]]", b"[[1,2],[ 3]]",
+    b'[[1,[2]],[3,{"a":4}]]', b"[[1,2],[]]", b"[0,[1,2],[3,4],5]", b'["a",[1,2]]',
+    b"[" * 1021 + b"0,[1,2]" + b"]" * 1021,  # the pair at depth 1024, the deepest orjson reads
+    # siblings read on from a run (dc_number_run): one number, a string, spacing, an exponent, other values
+    b"[[1,2],[3],[4,5]]", b'[[1,2],[3,"a"],[4,5]]', b"[[1,2],[3, 4],[5,6]]", b"[[1,2],[3,4e5],[-6,7.25]]",
+    b"[[1,2],[3,4],{}]", b"[[1,2,3],[4,5,6],[7,8,9],[0,0,0]]", b"[[[1,2],[3,4]],[[5,6]]]",
+]
+SERIES_REFUSED = [
+    b"[[1,2],[01]]", b"[[1,2],[1,]]", b"[[1,2],[1,2", b"[[1,2],[-]]", b"[[1,2],[1.]]", b"[[1,2],[1,-]]",
+    b"[[1,2],[1,2]", b"[[1,2],[1 2]]", b"[[1,2],[1,2]]]", b"[[1,2],[1e400,2]]", b"[[1,2],[2,1e400]]",
+    b"[[1,2],[1,2}]", b"[[1,2],[1,02]]",
+    b"[" * 1022 + b"0,[1,2]" + b"]" * 1022,  # the pair at depth 1025
+    b"[[1,2],[3,4],[05,6]]", b"[[1,2],[3,4],[5,]]", b"[[1,2],[3,4],[-,6]]", b"[[1,2],[3,4],[5,6]",
+    b"[[1,2],[3,4]],[5,6]]", b"[[1,2],[3,4],[5,1e400]]", b"[[1,2],[3,4],[5,6}]",
+    b"[1,2],[3,4]", b"[1,2],[3]",  # a sibling after an array in an object: no array holds them
+]
+
+
+@pytest.mark.parametrize("series", SERIES_READ + SERIES_REFUSED)
+def test_a_series_of_number_arrays_is_read_as_orjson_reads_it(mn, series):
+    """A metric series' [t, v] pairs: the compiled scan reads an array of numbers after a comma without opening it
+    (issue 44). Spaced out past the window, the scan's verdict is orjson's (scanner_check: a false refusal would
+    only slow decode_lazy, which asks the parser then), both cores and both calls agree, and on the verdict pinned."""
+    message = b'{"method":"m","params":{"p":' + series + b"}}"
+    scanner_check.check(message)
+    check(b"\x00" + message)
+    for body in (message, *scanner_check.windowed(message)):
+        if series in SERIES_READ:
+            assert type(mn.decode_lazy(b"\x00" + body)) is mn.LazyNotification
+        else:
+            with pytest.raises(mn.NotificationParseError):
+                mn.decode_lazy(b"\x00" + body)
+
+
+@pytest.mark.parametrize("message", [b"[[1,2],[3,4]]", b"[[1,2],[3,4]] ", b"[1,2],[3,4]", b"[[1,2],[3,4]],[5,6]"])
+def test_a_series_at_the_root_is_read_as_orjson_reads_it(message):
+    """The root's array has no array above it: ``[1,2],[3,4]`` is a value and more, never a series."""
+    scanner_check.check(message)

@@ -849,7 +849,7 @@ static DC_ALWAYS_INLINE size_t dc_number_after(const unsigned char *s, size_t po
     return dc_number(s, start);
 }
 
-static DC_NOINLINE size_t dc_number_run(const unsigned char *s, size_t pos, size_t end) {
+static DC_ALWAYS_INLINE size_t dc_number_run_one(const unsigned char *s, size_t pos, size_t end) {
 #if DC_SSE2
     size_t base, i, j, digits;
     uint64_t stops, minus;
@@ -927,6 +927,22 @@ static DC_ALWAYS_INLINE size_t dc_number_quick(const unsigned char *s, size_t po
     if (!digits) return 0;
     if (dc_digit(s[at]) || (!negative && whole + (size_t)exponent > 308)) return dc_number(s, pos);
     return at;
+}
+
+/* A run (dc_number_run_one), and where its array closes and a sibling array of numbers opens after it
+ * (``],[`` and a number, in an array: ``pairs``), the sibling's numbers too, and so on: the position
+ * after the last number read, inside the last sibling, whose closing bracket the scan meets as it
+ * would have met the first array's. The siblings stand at the first array's depth, so the stack is
+ * as the scan would have left it. A metric series' [t, v] pairs are read without returning to the
+ * scan between them (issue 44: a 64 KB series 771,718 -> 443,972 instructions). */
+static DC_NOINLINE size_t dc_number_run(const unsigned char *s, size_t pos, size_t end, int pairs) {
+    for (;;) {
+        pos = dc_number_run_one(s, pos, end);
+        if (!pos || !pairs || s[pos] != ']' || s[pos + 1] != ',' || s[pos + 2] != '['
+            || !(dc_digit(s[pos + 3]) || s[pos + 3] == '-')) return pos;
+        pos = dc_number_quick(s, pos + 3);  /* the sibling's first number, as the scan reads a value */
+        if (!pos || s[pos] != ',' || !(dc_digit(s[pos + 1]) || s[pos + 1] == '-')) return pos;
+    }
 }
 
 /* A literal (true, false, null) at s[pos]: the position after it, or 0. */
@@ -1323,7 +1339,7 @@ after:  /* a value ended at pos */
             goto after;
         }
         if (dc_digit(s[pos + 1]) || s[pos + 1] == '-') {
-            next = dc_number_run(s, pos, size);
+            next = dc_number_run(s, pos, size, stack[depth - 1] == '[');
             if (!next) return DC_INVALID;
             pos = next;
             goto after;
