@@ -53,6 +53,11 @@ LINES = [
     b'{"method":"n/x","params":{"d":"\x01"}}', b'{"method":"n/x",}', b'{"method":"n/x"} x', b'{"method":"n/x"',
     b'{"method":"n/x"}\x00', b'not json', b'', b' \n', b'\n\n', b'{"method":"n/x"}{"method":"n/y"}',
     b'{"method":"n/x"/* c */}', b"{'method':'n/x'}",
+    # A metric series past the window (512 bytes): [t, v] pairs read by one number run, siblings in an
+    # object (no array holds them), a refused number in the last pair.
+    b'{"method":"n/x","params":{"points":[' + b",".join(b"[%d,%d.25]" % (1767225600 + i, i) for i in range(40)) + b"]}}",
+    b'{"method":"n/x","params":{"p":' + b" " * 512 + b"[1,2],[3,4]}}",
+    b'{"method":"n/x","params":{"points":[' + b",".join(b"[%d,%d]" % (i, i) for i in range(60)) + b",[7,01]]}}",
 ]
 
 
