@@ -216,3 +216,14 @@ def test_the_oracle_is_its_tests_quick_subset_unless_the_full_files_are_asked(mo
     assert mutate.run_oracle(tmp_path, ["tests/test_x.py"], 10, full) == "killed"
     assert (commands[0].count("-m"), "not slow" in commands[0]) == ((1, False) if full else (2, True))  # python -m pytest
     assert commands[0][-1] == "tests/test_x.py"
+
+
+def test_compiled_mutants_without_cython_stop_the_run_rather_than_pass_as_stillborn(monkeypatch, tmp_path, capsys):
+    """A compiled mutant that cannot build is stillborn and not counted: with no Cython none builds, and the compiled
+    core would pass untested (CI's venv had none until .ci/mutate installed the build requirements)."""
+    module = "src/diverge_codec/_jsonscan.h"
+    mutant = mutate.mutants_of(module)[0]
+    monkeypatch.setattr(mutate, "scratch_tree", lambda tests_from: pytest.fail("no scratch tree is made"))
+    monkeypatch.setattr(mutate.importlib.util, "find_spec", lambda name: None if name == "Cython" else object())
+    assert mutate.main(["--module", module, "--only", mutant.key]) == 2
+    assert "need pyproject's [build-system] requirements" in capsys.readouterr().err

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ast
 import fnmatch
+import importlib.util
 import json
 import os
 import random
@@ -503,6 +504,12 @@ def main(argv: list[str] | None = None) -> int:
     if not plan:
         print("no module to mutate")
         return 0
+    if any(not mutant.path.endswith(".py") for mutant in plan) and importlib.util.find_spec("Cython") is None:
+        # Without the build requirements every compiled mutant fails to build, and a stillborn one is not counted:
+        # the compiled core would pass untested.
+        print("the compiled mutants need pyproject's [build-system] requirements (setuptools, Cython) in this Python:"
+              " none would build", file=sys.stderr)
+        return 2
     started, outcomes, dirty, skipped = time.monotonic(), [], False, 0
     scratch = scratch_tree(args.tests_from)
     try:
