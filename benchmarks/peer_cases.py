@@ -171,6 +171,14 @@ def appending(write: Callable[[], Any]) -> Callable[[], None]:
     return step
 
 
+def _dict_read(notification: dict[str, Any]) -> tuple[Any, Any]:
+    return notification["method"], notification["params"]
+
+
+def _struct_read(notification: Any) -> tuple[Any, Any]:
+    return type(notification), notification.params
+
+
 def _by_turns(function: Callable[[bytes], Any], bodies: list[bytes]) -> Callable[[], Any]:
     """function of each body by turns, a call each: every side pays the same turn."""
     turn = cycle(bodies).__next__
@@ -211,6 +219,15 @@ def peer_cases(implementation: str = "cython") -> list[PeerCase]:
     cases.append(PeerCase("notification decode, ~180 B by turns (progress, log line)", _by_turns(orjson.loads, SMALL_TURNS),
                           _by_turns(mn.decode, turns), None if peer is None else _by_turns(peer["typed"].decode, SMALL_TURNS),
                           time_target=0.85 if implementation == "cython" else None))
+    # What a consumer does next: route by method and read the params (decode leaves the members' dict
+    # unbuilt; .params reads past it, .notification makes it). msgspec's method is its Struct's class.
+    read = [("method and .params", lambda frame: (frame.method, frame.params)),
+            (".notification's params", lambda frame: (frame.method, frame.notification["params"]))]
+    for label, read_frame in read:
+        cases.append(PeerCase(f"notification decode, then {label}, ~180 B by turns",
+                              _by_turns(lambda body: _dict_read(orjson.loads(body)), SMALL_TURNS),
+                              _by_turns(lambda payload, read_frame=read_frame: read_frame(mn.decode(payload)), turns),
+                              None if peer is None else _by_turns(lambda body: _struct_read(peer["typed"].decode(body)), SMALL_TURNS)))
     for label, body in MIXED_64K:
         cases.append(PeerCase(f"notification decode, {label}", lambda body=body: orjson.loads(body),
                               lambda payload=b"\x00" + body: mn.decode(payload), of("typed", body)))

@@ -313,14 +313,31 @@ cdef object _value(const char* s, size_t* at, size_t end, int depth, bint* meta,
     return value
 
 
+cdef dict _members_in(int order, object method, object params):
+    """The members decode left unbuilt (Notification._order): a slot of two bits for each, the first
+    member highest, 1 for the method, 2 for "jsonrpc": "2.0", 3 for the params."""
+    cdef dict members = {}
+    cdef int shift, slot
+    for shift in range(4, -2, -2):
+        slot = (order >> shift) & 3
+        if slot == 1:
+            members[_METHOD] = method
+        elif slot == 2:
+            members[_JSONRPC_KEY] = _VERSION
+        elif slot == 3:
+            members[_PARAMS] = params
+    return members
+
+
 cdef object _built_notification(const char* data, Py_ssize_t size):
     """decode's Notification for a tag-0 payload of bytes (data: the tag, then the body), read and built
-    in one pass; None where the parser reads it (see the top of this file)."""
+    in one pass; None where the parser reads it (see the top of this file). The members' dict is left
+    unbuilt while they are the envelope alone, each once (Notification._order)."""
     cdef const char* s = data + 1
     cdef size_t end = <size_t>(size - 1), pos, at, next
-    cdef int escaped = 0, name
+    cdef int escaped = 0, name, slot, order = 0, seen = 0
     cdef bint meta = False
-    cdef dict members
+    cdef dict members = None
     cdef str key
     cdef object method = None, params = None
     cdef PyObject* found
@@ -328,7 +345,6 @@ cdef object _built_notification(const char* data, Py_ssize_t size):
     pos = _skip_space(s, 0)
     if s[pos] != b"{":
         return None
-    members = {}
     pos = _skip_space(s, pos + 1)
     if s[pos] != b"}":
         while True:
@@ -343,22 +359,33 @@ cdef object _built_notification(const char* data, Py_ssize_t size):
             if s[pos] != b":":
                 return None
             pos = _skip_space(s, pos + 1)
+            slot = 0
             if key is _METHOD and s[pos] == b'"':  # the method: the last one made, where it repeats
                 next = dc_string(<const unsigned char*>s, pos, end, &escaped, NULL)
                 if next == 0 or escaped:
                     return None
                 value = _method_of(s + pos + 1, <Py_ssize_t>(next - pos - 2))
                 at = next
+                slot = 1
             elif key is _JSONRPC_KEY and s[pos] == b'"' and s[pos + 1] == b"2" and s[pos + 2] == b"." \
                     and s[pos + 3] == b"0" and s[pos + 4] == b'"':  # byte by byte: none is read past s[end], a NUL
                 value = _VERSION
                 at = pos + 5
+                slot = 2
             else:
                 at = pos
                 value = _value(s, &at, end, _BUILT_DEPTH, &meta if key is _PARAMS else NULL, False)
                 if value is _UNBUILT:
                     return None
-            members[key] = value
+                if key is _PARAMS:
+                    slot = 3
+            if slot and members is None and not seen & (1 << slot):
+                seen |= 1 << slot
+                order = (order << 2) | slot
+            else:  # another member, or one again: the dict from here on, the members so far first
+                if members is None:
+                    members = _members_in(order, method, params)
+                members[key] = value
             if key is _METHOD:
                 method = value
             elif key is _PARAMS:
@@ -380,6 +407,10 @@ cdef object _built_notification(const char* data, Py_ssize_t size):
             if found is not NULL and <object>found is not None and type(<object>found) is not dict:
                 return None
     notification = Notification.__new__(Notification)
-    notification._notification = members
     notification._method = method
+    if members is None:
+        notification._order = order
+        notification._params = params
+    else:
+        notification._notification = members
     return notification

@@ -97,8 +97,15 @@ One notification, every member as the server sent it (``_meta`` and ``jsonrpc`` 
     caller's, and encode checks the whole notification again.
     """
 
+    # decode leaves the members unbuilt where they are the envelope alone (method, params, "jsonrpc":
+    # "2.0", each at most once): _order holds their order (_members_in), _params the params, and
+    # _notification is made from them the first time it is asked for. The dict and its freeing were a
+    # sixth of a short notification's decode (issue 44), and a consumer that reads method and params
+    # never needs it. Everywhere else _order is 0 and _notification is the members.
     cdef dict _notification
     cdef str _method
+    cdef object _params
+    cdef int _order
     __match_args__ = ("notification",)
     tag = Tag.NOTIFICATION
 
@@ -117,11 +124,20 @@ One notification, every member as the server sent it (``_meta`` and ``jsonrpc`` 
     def __delattr__(self, name):
         raise immutable_error(self)
 
+    cdef dict _members(self):
+        """The members, made where decode left them unbuilt; None where __new__ alone made the frame."""
+        cdef dict made
+        if self._notification is None and self._order:
+            made = _members_in(self._order, self._method, self._params)
+            if self._notification is None:  # the allocation may have run code that made them first
+                self._notification = made
+        return self._notification
+
     @property
     def notification(self):
-        if self._notification is None:
+        if self._method is None:
             raise unset_attribute(self, "notification")
-        return PyDictProxy_New(self._notification)
+        return PyDictProxy_New(self._members())
 
     @property
     def method(self):
@@ -129,18 +145,27 @@ One notification, every member as the server sent it (``_meta`` and ``jsonrpc`` 
             raise unset_attribute(self, "method")
         return self._method
 
+    @property
+    def params(self):
+        """The params member, the same dict ``notification`` holds; None where it is absent or null."""
+        if self._method is None:
+            raise unset_attribute(self, "params")
+        if self._order:
+            return self._params
+        return self._notification.get(_PARAMS)
+
     def __eq__(self, other):
         if type(other) is not Notification:
             return NotImplemented
-        return self._notification == (<Notification>other)._notification
+        return self._members() == (<Notification>other)._members()
 
     __hash__ = None
 
     def __repr__(self):
-        return repr_notification(self._method, self._notification)
+        return repr_notification(self._method, self._members())
 
     def __reduce__(self):
-        return Notification, (self.notification if self._notification is None else self._notification,)
+        return Notification, (self.notification if self._method is None else self._members(),)
 
 
 @cython.final
@@ -310,7 +335,7 @@ cdef object _checked_body(object frame):
     cdef object body
     cdef object reason
     if kind is Notification:
-        body = (<Notification>frame)._notification
+        body = (<Notification>frame)._members()
         if body is None:
             raise never_initialised(_CHANNEL, frame)
         reason = _params_problem(<dict>body)  # the members are read-only, the params are not
@@ -340,8 +365,8 @@ cdef bytes _backend_body(object body, object kind):
 
 cdef inline object _unchecked_body(object frame):
     """What a frame writes, a notification's params not checked yet: the writer checks them as it writes them."""
-    if type(frame) is Notification and (<Notification>frame)._notification is not None:
-        return (<Notification>frame)._notification
+    if type(frame) is Notification and (<Notification>frame)._method is not None:
+        return (<Notification>frame)._members()
     return _checked_body(frame)
 
 

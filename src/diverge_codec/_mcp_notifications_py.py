@@ -77,6 +77,14 @@ class Notification:
     def notification(self) -> Mapping[str, Any]:
         return _view(self, "_notification", "notification")
 
+    @property
+    def params(self) -> dict[str, Any] | None:
+        """The params member, the same dict ``notification`` holds; None where it is absent or null."""
+        held = _slot(self, "_notification")
+        if held is None:
+            raise unset_attribute(self, "params")
+        return held.get("params")  # type: ignore[no-any-return]
+
     def __eq__(self, other: object) -> bool:
         if type(other) is not Notification:
             return NotImplemented
