@@ -174,6 +174,7 @@ PROCESSES = {
         "test_a_command_relay_loads_asyncio_without_ssl_and_puts_it_back", "test_only_the_chosen_subcommand_is_imported",
         "test_where_ssl_is_already_imported_asyncio_keeps_it", "test_start_up_pauses_the_collector_and_gives_it_back",
         "test_start_up_compiles_no_hint_or_cookie_pattern_and_imports_no_calendar",
+        "test_a_stdio_relays_start_up_imports_no_url_parser",
     ),
     "test_contract.py": ("test_the_stdlib_backend_gives_every_outcome_orjson_gives",),
     "test_decode_lazy.py": ("test_the_stdlib_json_path_reads_the_pieces_alike",),

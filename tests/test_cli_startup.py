@@ -109,3 +109,12 @@ def test_start_up_compiles_no_hint_or_cookie_pattern_and_imports_no_calendar():
     compiled, calendar_loaded, read, compiled_after = done.stdout.split("\n")[:4]
     assert compiled == "[]" and calendar_loaded == "False"
     assert read == "1623233894.0 True" and compiled_after == "4"  # the delimiters, the clock, the day, the year
+
+
+def test_a_stdio_relays_start_up_imports_no_url_parser():
+    """urllib.parse (six namedtuples: ~9 million instructions) is the HTTP relay's: a stdio relay's imports,
+    the relay's value classes with their reprs among them (relay/frozen.py), load none (issue 44)."""
+    probe = ("import sys\nfrom diverge_codec import cli\nstatus = cli.main(['relay', '--quiet-server', '--', 'true'])\n"
+             "print(status, 'urllib.parse' in sys.modules, file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stderr.splitlines()[-1] == "1 False", done.stderr

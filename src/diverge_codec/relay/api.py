@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypeVar, Un
 
 from .. import mcp_notifications
 from .channel import ChannelRelay, ChannelWriter, FrameSink, RelayOptions
+from .frozen import Frozen, url_shown
 from .session import RelayReport
 
 if TYPE_CHECKING:
@@ -42,17 +43,26 @@ if TYPE_CHECKING:
 __all__ = ["Answer", "Command", "Relay", "RelayEnded", "Remote", "Server"]
 
 
-@dataclass(frozen=True)
-class Command:
+@dataclass(init=False, repr=False, eq=False)  # frozen, ==, hash: Frozen's (no code generated at start-up)
+class Command(Frozen):
     """A stdio server: the command to start (POSIX), its environment (None: the program's) and folder."""
 
     argv: Sequence[str]
     env: Mapping[str, str] | None = None
     cwd: str | None = None
 
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
+        vars(self).update(argv=argv, env=env, cwd=cwd)
 
-@dataclass(frozen=True)
-class Remote:
+    def __repr__(self) -> str:
+        """The program and how many arguments, the environment's names: an argument or a value may be a secret."""
+        program = self.argv[0] if isinstance(self.argv, (list, tuple)) and self.argv else None
+        env = None if self.env is None else sorted(self.env)
+        return f"Command(program={program!r}, arguments={max(len(self.argv) - 1, 0)}, env={env!r}, cwd={self.cwd!r})"
+
+
+@dataclass(init=False, repr=False, eq=False)
+class Remote(Frozen):
     """A remote server at ``url``: ``headers`` sent with every request, ``transport`` one of ``auto``,
     ``streamable-http``, ``sse``; ``token`` an async callable giving a bearer token (awaited at start and
     again on a 401), ``network`` the TLS and proxy policy (None: the environment's, as the CLI)."""
@@ -62,6 +72,17 @@ class Remote:
     transport: str = "auto"
     token: TokenProvider | None = None
     network: NetworkPolicy | None = None
+
+    def __init__(self, url: str, headers: Sequence[tuple[str, str]] = (), transport: str = "auto",
+                 token: TokenProvider | None = None, network: NetworkPolicy | None = None) -> None:
+        vars(self).update(url=url, headers=headers, transport=transport, token=token, network=network)
+
+    def __repr__(self) -> str:
+        """The URL without its user, password or query, the headers' names: their values may be credentials."""
+        names = [header[0] for header in self.headers]
+        token = None if self.token is None else "<provider>"
+        return (f"Remote(url={url_shown(self.url)!r}, headers={names!r}, transport={self.transport!r}, "
+                f"token={token}, network={self.network!r})")
 
 
 Server = Union[Command, Remote]

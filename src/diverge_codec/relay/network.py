@@ -19,14 +19,16 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from .frozen import Frozen, url_shown
+
 __all__ = ["NetworkPolicy", "TokenProvider"]
 
 TokenProvider = Callable[[], Awaitable[str]]
 """An async callable giving a bearer token (``api.Remote.token``)."""
 
 
-@dataclass(frozen=True)
-class NetworkPolicy:
+@dataclass(init=False, repr=False, eq=False)  # frozen, ==, hash: Frozen's (no code generated at start-up)
+class NetworkPolicy(Frozen):
     """How a remote relay reaches its server: trust, client certificate, proxy, and the environment's part."""
 
     ssl_context: Any = None
@@ -42,13 +44,21 @@ class NetworkPolicy:
     environment: bool = True
     """Whether ``*_PROXY``, ``NO_PROXY``, ``SSL_CERT_FILE`` and ``SSL_CERT_DIR`` are read."""
 
-    def __post_init__(self) -> None:
-        if self.ssl_context is not None and (self.cafile or self.cert or self.key):
+    def __init__(self, ssl_context: Any = None, cafile: str | None = None, cert: str | None = None,
+                 key: str | None = None, proxy: str | None = None, environment: bool = True) -> None:
+        if ssl_context is not None and (cafile or cert or key):
             raise ValueError("NetworkPolicy: an ssl_context, or cafile/cert/key to make one, not both")
-        if self.proxy is not None:
-            parts = urlsplit(self.proxy)
+        if proxy is not None:
+            parts = urlsplit(proxy)
             if parts.scheme.lower() != "http" or not parts.hostname:
                 raise ValueError("NetworkPolicy: proxy must be an http:// URL with a host")
+        vars(self).update(ssl_context=ssl_context, cafile=cafile, cert=cert, key=key, proxy=proxy,
+                          environment=environment)
+
+    def __repr__(self) -> str:
+        """The files' paths, the proxy without its user, password or query."""
+        return (f"NetworkPolicy(ssl_context={self.ssl_context!r}, cafile={self.cafile!r}, cert={self.cert!r}, "
+                f"key={self.key!r}, proxy={url_shown(self.proxy)!r}, environment={self.environment!r})")
 
     def proxy_for(self, url: str) -> str | None:
         """The proxy ``url`` goes through, or None."""
