@@ -41,7 +41,8 @@ SANS_IO_RELAY = ["tests/test_relay*.py", "tests/test_leftovers.py"]  # their qui
 KILLS = "tests/test_relay_kills_*.py"  # the quick tests written for survivors of the relay's modules (issue #45)
 PURE_CODEC = ["tests/test_mcp_notifications.py", "tests/test_decode_lazy.py", "tests/test_scanner.py",
               "tests/test_scanner_shapes.py", "tests/test_chunk_framer.py", "tests/test_encode_into.py",
-              "tests/test_relay_answers.py", "tests/test_fuzz_corpus.py", "tests/test_parity.py", "tests/test_hostile.py"]
+              "tests/test_relay_answers.py", "tests/test_fuzz_corpus.py", "tests/test_parity.py", "tests/test_hostile.py",
+              "tests/test_decode_unbuilt.py"]
 SCANNER = ["tests/test_scanner.py", "tests/test_scanner_shapes.py", "tests/test_decode_lazy.py",
            "tests/test_chunk_framer.py", "tests/test_fuzz_corpus.py", "tests/test_scanner_long_strings.py",
            "tests/test_scanner_number_runs.py", "tests/test_chunk_framer_memo.py"]
