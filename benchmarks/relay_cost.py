@@ -8,7 +8,7 @@ file is ``--mb`` MB), each run ``--rounds`` times, the CPU of the whole process 
 - ``naive``: a twenty-line Python relay (asyncio ``readline``, orjson ``loads``, ``pop``,
   ``dumps``, a length prefix), what one writes without this library;
 - ``reader``: the server's output read as the relay reads it (an asyncio subprocess protocol, the pipe
-  widened by the relay's own ``_widen_pipe``, 256 KiB reads) and dropped: the floor of any relay that
+  widened and read as the relay's own ``_widen_output`` does, 1 MiB reads) and dropped: the floor of any relay that
   reads a pipe in asyncio; the relay less the reader is the relay's own work (framing, the channel's
   writes);
 - ``pipe``: ``cat REPLAY | cat > /dev/null``: the same bytes through two processes.
@@ -61,7 +61,7 @@ if __name__ == "__main__":
 READER = '''
 import asyncio, subprocess, sys
 
-from diverge_codec.relay.channel import _widen_pipe  # the relay's own pipe size, so the two read alike
+from diverge_codec.relay.channel import _widen_output  # the relay's own pipe and read sizes, so the two read alike
 
 class Reader(asyncio.SubprocessProtocol):
     def __init__(self, ended):
@@ -77,7 +77,7 @@ async def read(command):
     ended = loop.create_future()
     transport, _ = await loop.subprocess_exec(lambda: Reader(ended), *command, stdin=subprocess.DEVNULL,
                                               stdout=subprocess.PIPE)
-    _widen_pipe(transport.get_pipe_transport(1).get_extra_info("pipe").fileno())
+    _widen_output(transport.get_pipe_transport(1))
     await ended
     transport.close()
 

@@ -138,3 +138,47 @@ def test_servers_ending_together_share_a_scan_and_each_gets_its_own_leftover(tmp
     while any(_leftovers._running(pid) for pid in daemons):
         assert time.monotonic() < deadline, "a daemon still runs"
         time.sleep(0.02)
+
+
+_PIPEFUL_SERVER = """
+import os, sys
+written, line, count = sys.argv[1], sys.argv[2].encode() + b"\\n", int(sys.argv[3])
+sys.stdin.buffer.readline()  # the relay's first message: it has widened the pipe by now
+data = line * count
+while data:  # the pipe holds all of it: no write waits for the relay
+    data = data[os.write(1, data):]
+open(written, "w").close()
+sys.stdin.buffer.read()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are Linux's (F_SETPIPE_SZ)")
+def test_a_pipeful_of_output_is_one_read_and_one_write(tmp_path):
+    """Issue 44: asyncio reads 256 KiB a turn; the relay reads what its widened pipe holds, so a flooding
+    server's pipeful is framed in one call and reaches the channel in one write."""
+    from diverge_codec.relay import channel as relay_channel
+
+    pipe = min(relay_channel.PIPE_BYTES, int(Path("/proc/sys/fs/pipe-max-size").read_text()))
+    written = tmp_path / "written"
+    line = _json.dumps({"method": "notifications/message", "params": {"level": "info", "data": "x" * 40}})
+    count = (pipe - (64 << 10)) // (len(line) + 1)  # more than 256 KiB, less than the pipe holds
+
+    async def scenario():
+        channel = Channel()
+        relay = ServerRelay([sys.executable, "-c", _PIPEFUL_SERVER, str(written), line.decode(), str(count)], channel,
+                            RelayOptions(grace=0.5))
+        run = asyncio.create_task(relay.run())
+        while not relay.report.server.get("started"):  # started and its first message sent, in one step
+            await asyncio.sleep(0.001)
+        deadline = time.monotonic() + 30
+        while not written.exists():  # the loop held: the server fills the pipe while the relay cannot read it
+            assert time.monotonic() < deadline, "the server did not write its output"
+            time.sleep(0.01)
+        await channel.until(1)
+        first_write = channel.records
+        relay.shutdown()
+        return first_write, await run
+
+    first_write, report = asyncio.run(scenario())
+    assert count * (len(line) + 1) > 256 << 10
+    assert first_write == count and report.relayed == count and report.seen == count

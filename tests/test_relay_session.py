@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from diverge_codec import _json, relay, stream
 from diverge_codec.errors import McpNotificationsNotificationParseError
 from diverge_codec.relay.session import (
-    DEFAULT_MAX_LINE, PROTOCOL_VERSION, SUPPORTED_VERSIONS, Phase, RelaySession,
+    ANSWER_BYTES_A_READ, DEFAULT_MAX_LINE, PROTOCOL_VERSION, SUPPORTED_VERSIONS, Phase, RelaySession,
 )
 from diverge_codec.sequence import McpNotificationsChecker, State, check
 
@@ -311,6 +311,20 @@ def test_requests_made_while_the_server_does_not_read_are_counted_not_answered()
     session.server_reading = True
     assert session.receive(ping) == _line({"jsonrpc": "2.0", "id": "p", "result": {}})
     assert (session.report.requests_answered, session.report.requests_unanswered) == (1, 3)
+
+
+def test_the_answers_to_one_read_stop_at_their_bound_and_the_requests_past_it_are_counted():
+    """A read of a whole pipe of pings (the stdio driver reads up to 1 MiB) hands the server no more than
+    ANSWER_BYTES_A_READ of answers, the one that crosses it included; the next read starts afresh."""
+    session = RelaySession()
+    _ready(session)
+    ping = _line({"jsonrpc": "2.0", "id": "p", "method": "ping"})
+    answer = _line({"jsonrpc": "2.0", "id": "p", "result": {}})
+    answered = -(-ANSWER_BYTES_A_READ // len(answer))
+    assert session.receive(ping * (answered + 100)) == answer * answered
+    assert (session.report.requests_answered, session.report.requests_unanswered) == (answered, 100)
+    assert session.receive(ping * 2) == answer * 2
+    assert (session.report.requests_answered, session.report.requests_unanswered) == (answered + 2, 100)
 
 
 def test_only_a_revision_the_relay_speaks_can_be_offered():

@@ -174,7 +174,7 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
 
 ALLOCATOR_KEEPS = {M_MMAP_THRESHOLD: 4 << 20, M_TRIM_THRESHOLD: 32 << 20}
 """glibc's defaults give a block over 128 KiB its own mapping, unmapped when freed, and trim the
-heap's free top past 128 KiB: a relay that reads 256 KiB chunks and writes as many bytes of
+heap's free top past 128 KiB: a relay that reads chunks of up to 1 MiB and writes as many bytes of
 records would fault in fresh zeroed pages for every chunk (a quarter of its CPU on a fast server:
 ``benchmarks/relay_cost.py``, 0.46 -> 0.33 CPU seconds for 150 MB). Blocks up to 4 MiB come from
 the heap instead, and up to 32 MiB of freed heap is kept for the next chunk."""

@@ -564,10 +564,11 @@ async def _first(*awaitables: Any) -> None:
 
 PIPE_BYTES = 1 << 20
 """The size asked for the server's stdout pipe and a channel that is a pipe, from Linux's 64 KiB
-(``/proc/sys/fs/pipe-max-size`` allows 1 MiB by default): a fast server's output is read up to
-256 KiB (asyncio's read size) per turn of the event loop instead of 64 KiB, and a channel takes
-a chunk's records in one write; a quarter of the turns for the same bytes
-(``benchmarks/relay_cost.py``: 0.65 -> 0.50 CPU seconds for 150 MB)."""
+(``/proc/sys/fs/pipe-max-size`` allows 1 MiB by default), and what the relay reads of the server's
+output a turn of the event loop, from asyncio's 256 KiB: a flooding server's pipeful is one read and
+one call of the framer, and a channel takes a chunk's records in one write
+(``benchmarks/relay_cost.py``: 0.65 -> 0.50 CPU seconds for 150 MB with the pipe widened; issue 44's
+marginal cost a notification, 0.185-0.216 -> 0.166-0.187 µs with the read widened too)."""
 
 _F_SETPIPE_SZ = 1031  # Linux's fcntl command for a pipe's size
 
@@ -582,3 +583,14 @@ def _widen_pipe(fd: int) -> None:
         fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_BYTES)
     except OSError:
         pass
+
+
+def _widen_output(transport: asyncio.BaseTransport) -> None:
+    """The server's stdout: a ``PIPE_BYTES`` pipe, read up to ``PIPE_BYTES`` a turn. asyncio's pipe
+    transport reads its ``max_size`` a turn (256 KiB); a loop whose transport has no such attribute
+    (uvloop's) reads as it reads."""
+    pipe = transport.get_extra_info("pipe")
+    if pipe is not None:
+        _widen_pipe(pipe.fileno())
+    if isinstance(getattr(transport, "max_size", None), int):
+        setattr(transport, "max_size", PIPE_BYTES)  # asyncio's own attribute, read at each turn

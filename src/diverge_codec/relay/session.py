@@ -31,7 +31,9 @@ forbids cancelling it). The clock is injected (``clock``), so a test drives time
 Memory, whatever the server does: lines are bounded (``max_line``), the outbox is bounded
 in bytes, and answers to the server's own requests (``ping``) are dropped and counted
 (``requests_unanswered``) while the driver says the server is not reading its stdin
-(``server_reading``), so a server that floods requests and reads nothing grows nothing.
+(``server_reading``), so a server that floods requests and reads nothing grows nothing; the
+answers to one read's requests stop at ``ANSWER_BYTES_A_READ``, so a read of a whole pipe adds no
+more than that before the driver can say so.
 
 No I/O here: ``stdio`` and the HTTP drivers (``http_driver``) drive this from asyncio; a test drives it from a list.
 """
@@ -78,6 +80,12 @@ DEFAULT_OUTBOX_BYTES = 8 << 20
 """What a channel's outbox holds before it drops (one larger payload is always admitted alone):
 8 MiB, what a consumer that keeps up on average needs when it is descheduled (1 MiB dropped up
 to 21% of a real replay under ``| cat``, 8 MiB none: ``benchmarks/outbox_drops.py``, docs/relay.md)."""
+
+ANSWER_BYTES_A_READ = 256 * 1024
+"""What the answers to one read's requests may come to; the requests past it go unanswered and counted
+(``requests_unanswered``). The stdio driver reads up to a 1 MiB pipeful a turn (issue 44): a server that
+floods pings and reads nothing would otherwise be handed that many bytes of answers before its stdin is
+seen to back up. Asyncio's 256 KiB read made this the bound before."""
 
 CLIENT_INFO = {"name": "diverge-codec-relay", "version": "1"}
 
@@ -230,6 +238,7 @@ class RelaySession:
         self.clock: Callable[[], float] = clock
         self.server_reading: bool = True
         """The driver's word: False while the server's stdin backs up (answers to it are dropped)."""
+        self._answer_bytes = 0  # the answers to the requests of the read being handled (ANSWER_BYTES_A_READ)
         self.record_limit: int = max_line + 1
         self.pending: dict[int, tuple[str, float]] = {INITIALIZE_ID: ("initialize", float("inf"))}
         """The relay's requests awaiting an answer: id -> (method, deadline on ``clock``); ``start``
@@ -445,6 +454,7 @@ class RelaySession:
         records, count, payload_bytes, largest, others = framed
         self._settle()
         replies: list[bytes] = []
+        self._answer_bytes = 0  # this read's answers so far
         if count:
             self.report.seen += count
             self.outbox.offer_records(records, count, payload_bytes, largest)
@@ -659,13 +669,16 @@ class RelaySession:
             self.on_answer(label, message)
 
     def _answer(self, request_id: Any, method: Any) -> bytes:
-        if not self.server_reading:  # its stdin is backed up: an answer would only pile up here
+        if not self.server_reading or self._answer_bytes >= ANSWER_BYTES_A_READ:  # an answer would only pile up here
             self.report.requests_unanswered += 1
             return b""
         self.report.requests_answered += 1
         if method == "ping":
-            return _message({"jsonrpc": "2.0", "id": request_id, "result": {}})
-        return _message({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "Method not found"}})
+            answer = _message({"jsonrpc": "2.0", "id": request_id, "result": {}})
+        else:
+            answer = _message({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "Method not found"}})
+        self._answer_bytes += len(answer)
+        return answer
 
     def _want_shutdown(self, reason: str) -> None:
         if self.shutdown_reason is None:

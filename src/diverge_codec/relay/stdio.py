@@ -8,12 +8,12 @@
 what, the report) is ``session.RelaySession``, fed by ``channel.ChannelRelay``; this module
 only moves bytes and runs the process.
 
-- **Many servers, one loop.** Each server's output is read by its own pipe protocol,
-  a chunk (at most 256 KiB) per turn of the event loop, framed and handed to its
-  channel's writer in that callback; while a writer has not drained, its payloads
-  wait in the channel's own outbox, bounded in bytes. A flooding server gets one chunk
-  per turn like any other and drops what its own consumer cannot take: it never holds
-  the others' notifications back. ``asyncio.gather`` many ``relay`` calls.
+- **Many servers, one loop.** Each server's output is read by its own pipe protocol, a
+  chunk (at most ``channel.PIPE_BYTES``, 1 MiB: what its pipe holds) per turn of the event
+  loop, framed and handed to its channel's writer in that callback; while a writer has
+  not drained, its payloads wait in the channel's own outbox, bounded in bytes. A
+  flooding server gets one chunk per turn like any other and drops what its own consumer
+  cannot take: it never holds the others' notifications back. ``asyncio.gather`` many ``relay`` calls.
 - **Never blocks the server, and bounded whatever it does.** The relay reads all the
   server writes; what the channel cannot take now is dropped by the outbox and counted
   (``backpressure``). While the server does not read its stdin (its buffer in the relay
@@ -21,7 +21,7 @@ only moves bytes and runs the process.
   (``requests_unanswered``) instead of piling up. Memory per channel: the outbox
   (``outbox_bytes`` plus one larger payload), the writer's buffer, one partial line
   (``max_line`` at most), the server's stdin buffer (``SERVER_STDIN_BYTES`` plus the
-  answers to one chunk).
+  answers to one chunk, ``session.ANSWER_BYTES_A_READ`` at most).
 - **Shutdown, as MCP's stdio transport describes it.** On ``ServerRelay.shutdown`` (a
   signal, ``duration``, ``until_answered``, the channel's reader gone, even while the
   server is quiet), or when the server's output ends or the server exits: close its
@@ -50,7 +50,7 @@ import sys
 from collections.abc import Sequence
 
 from . import leftovers as _leftovers
-from .channel import ChannelRelay, ChannelWriter, RelayOptions, _first, _widen_pipe
+from .channel import ChannelRelay, ChannelWriter, RelayOptions, _first, _widen_output
 from .session import RelayReport
 
 __all__ = ["RelayUnsupported", "ServerRelay", "relay"]
@@ -140,7 +140,7 @@ class ServerRelay(ChannelRelay):
         group = self._group = _leftovers.Group(pid)  # now: one the child watcher reaped already is not trusted
         output = transport.get_pipe_transport(1)
         if output is not None:
-            _widen_pipe(output.get_extra_info("pipe").fileno())
+            _widen_output(output)
         stdin = transport.get_pipe_transport(0)
         if isinstance(stdin, asyncio.WriteTransport):  # pause_writing past the limit: see _ServerProtocol
             stdin.set_write_buffer_limits(high=SERVER_STDIN_BYTES)
