@@ -153,3 +153,45 @@ def test_any_values_in_any_chunks_frame_as_each_alone(template, steps, data):
     chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
     mn = load("mcp_notifications", "c")
     assert framer_reference.framed(mn.ChunkFramer(BIG, BIG + 1), chunks) == _reference(text.split(b"\n"))  # a value may hold a newline
+
+
+def _check_limits(lines, max_line, record_limit, chunks=None):
+    c = load("mcp_notifications", "c")
+    text = b"".join(line + b"\n" for line in lines)
+    expected = framer_reference.one_by_one(load("mcp_notifications", "py").splice_notification, lines, max_line,
+                                           record_limit)
+    framer = c.ChunkFramer(max_line, record_limit)
+    assert framer_reference.framed(framer, [text] if chunks is None else chunks(text)) == expected
+    return expected
+
+
+def test_a_line_read_from_a_shape_is_held_to_max_line_and_the_record_limit():
+    """A line read from a shape finds its own end (no newline is looked for first): one longer than
+    max_line is too large all the same, and one whose record is over the limit too."""
+    lines = [_fill(TEMPLATES[0], [b"1", b"%d" % n, b"9", b'"' + b"m" * (n % 40) + b'"']) for n in range(200)]
+    lengths = sorted({len(line) for line in lines})
+    middle = lengths[len(lengths) // 2]
+    records, count, others, invalid, too_large = _check_limits(lines, middle, BIG + 1)
+    assert 0 < count < len(lines) and too_large == len(lines) - count
+    records, count, others, invalid, too_large = _check_limits(lines, BIG, middle - 10)
+    assert 0 < count < len(lines) and too_large == len(lines) - count
+
+
+def test_a_line_a_shape_holds_may_grow_past_the_scan_window():
+    """A shape of under 512 bytes (the longest line scanned where it lies) whose value grows the next
+    line past them: that line frames as it does alone."""
+    short, long = b'"' + b"s" * 380 + b'"', b'"' + b"s" * 480 + b'"'
+    lines = [_fill(TEMPLATES[0], [b"1", b"%d" % n, b"9", long if n % 3 == 1 else short]) for n in range(30)]
+    assert len(lines[0]) < 512 < len(lines[1])
+    records, count, others, invalid, too_large = _check_limits(lines, BIG, BIG + 1)
+    assert count == len(lines) and not too_large
+
+
+def test_a_chunk_that_ends_inside_a_line_a_shape_would_hold_keeps_it_whole():
+    """The chunk ends at every byte of the second line: it is held, not read from the shape, and the next
+    chunk completes it."""
+    first, second = (_fill(TEMPLATES[0], [b"1", b"%d" % n, b"9", b'"x"']) for n in (5, 678))
+    text = first + b"\n" + second + b"\n" + first + b"\n"
+    for cut in range(len(first) + 1, len(first) + len(second) + 2):
+        _check_limits([first, second, first], BIG, BIG + 1, lambda text, cut=cut: [text[:cut], text[cut:]])
+    assert text.count(b"\n") == 3

@@ -1042,6 +1042,7 @@ typedef struct {
      * walked in vain counting 4), and the lines left to scan with no shapes (rest), doubled (backoff)
      * at each DC_MISSES until a shape holds a line. */
     unsigned int misses, rest, backoff;
+    int resting;                 /* the line being read is one of those (dc_shapes_enter's word) */
     unsigned int head, spare;
     unsigned char order[DC_SHAPES];
     unsigned short method_ends[DC_SHAPES];
@@ -1453,8 +1454,15 @@ DC_HIDDEN int dc_scan_any(const char *data, size_t size, dc_splice *out, dc_fiel
 DC_HIDDEN int dc_relay_scan(const char *data, size_t size, dc_splice *out);
 /* The same for a line of under DC_WINDOW_FROM bytes where it lies in the relay's chunk:
  * data[size] is its newline (or a NUL), and no newline comes before it. */
-DC_HIDDEN int dc_relay_scan_line(const char *data, size_t size, dc_splice *out, dc_memo *memo, const char *previous);
-/* (memo: the framer's; previous: the line before in the same chunk, or NULL.) */
+DC_HIDDEN int dc_relay_scan_line(const char *data, size_t size, dc_splice *out, dc_memo *memo, const char *previous,
+                                 int entered);
+/* (memo: the framer's; previous: the line before in the same chunk, or NULL; entered: dc_relay_walk_line
+ * has just tried the shapes on this line, and none held it.) */
+/* A line of the chunk read from a shape before its end is known: data[0..avail) the rest of the chunk,
+ * data[avail] a NUL. 1 where a shape holds it, a notification: out its splice, *size the line's length
+ * (data[*size] its newline, the first); else 0, and the caller finds the line's end and scans it
+ * (entered = 1). */
+DC_HIDDEN int dc_relay_walk_line(const char *data, size_t avail, dc_splice *out, dc_memo *memo, size_t *size);
 
 /* Read one JSON-RPC message (data[size] must be 0): a DC_ status, and for
  * DC_NOTIFICATION the splice in out. */

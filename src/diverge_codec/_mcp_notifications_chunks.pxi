@@ -62,9 +62,12 @@ cdef inline char* _record(_Records* out, Py_ssize_t payload) except NULL:
 cdef extern from "_jsonscan.h":
     int dc_space(unsigned char c) noexcept nogil
     ctypedef struct dc_memo:
-        size_t len, method_end
+        size_t len, method_end, nshapes
         unsigned long chunk
-    int dc_relay_scan_line(const char* data, size_t size, dc_splice* out, dc_memo* memo, const char* previous) nogil
+        unsigned int rest
+    int dc_relay_scan_line(const char* data, size_t size, dc_splice* out, dc_memo* memo, const char* previous,
+                           int entered) nogil
+    int dc_relay_walk_line(const char* data, size_t avail, dc_splice* out, dc_memo* memo, size_t* size) nogil
 
 
 cdef inline bint _blank(const char* data, Py_ssize_t size) noexcept:
@@ -189,11 +192,15 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
         line as a NUL does), a longer one or one begun in an earlier chunk copied alone into the framer's
         buffer with a NUL after it (the scan reads up to one); the partial last line held there for the next call.
         Consecutive lines in the chunk that open alike share the scan of their opening bytes (the framer's memo);
-        a line that differs from a notification scanned earlier in the chunk only in its values is read from it."""
+        a line that differs from a notification scanned earlier in the chunk only in its values is read from it,
+        its end found by that reading (no search for its newline)."""
         cdef const char* data = PyBytes_AS_STRING(chunk)
         cdef Py_ssize_t size = PyBytes_GET_SIZE(chunk), at = 0, end, held, length
         cdef const char* newline
         cdef const char* previous = NULL
+        cdef bint walked = False  # the shapes were tried on the line at `at`, and none held it
+        cdef size_t walked_size
+        cdef dc_splice splice
         self._memo.chunk += 1  # the lines the scan reads others from (its shapes) lie in this chunk only
         if self._skipping:  # the rest of a line over max_line, up to its newline: never held
             newline = <const char*>memchr(data, 10, <size_t>size)
@@ -221,7 +228,7 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
                     self.too_large += 1
                     previous = NULL
                 elif held == 0 and length < <Py_ssize_t>DC_WINDOW_FROM:
-                    self._line(data + at, length, None, &out, others, True, previous)  # chunk holds it: no copy
+                    self._line(data + at, length, None, &out, others, True, previous, walked)  # chunk holds it: no copy
                     previous = data + at  # the next line's to open as, for the memo
                 else:
                     if length >= self._capacity:
@@ -230,9 +237,25 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
                     # counts a byte at a time, a line of a few hundred bytes with vector moves.
                     memcpy(self._buffer + held, data + at, <size_t>(end - at))
                     self._buffer[length] = 0
-                    self._line(self._buffer, length, None, &out, others, False, NULL)
+                    self._line(self._buffer, length, None, &out, others, False, NULL, False)
                     previous = NULL
                 at = end + 1
+                walked = False
+                while self._memo.nshapes != 0 and self._memo.rest == 0 and at < size:
+                    # the next lines, each read from a shape where one holds it; the first none holds is searched
+                    # for its newline and scanned below (the C reads stay in the chunk: data[size] is its NUL)
+                    if not dc_relay_walk_line(data + at, <size_t>(size - at), &splice, &self._memo, &walked_size):
+                        walked = True
+                        break
+                    length = <Py_ssize_t>walked_size
+                    if length > self.max_line:
+                        self.too_large += 1
+                        previous = NULL
+                    else:
+                        self._framed_notification(data + at, &splice, &out)
+                        self._memo.method_end = splice.method_end
+                        previous = data + at
+                    at += length + 1
                 newline = <const char*>memchr(data + at, 10, <size_t>(size - at))
             self._hold(data + at, size - at)
             return _framed(&out, others)
@@ -266,7 +289,8 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
         try:
             out.owned = _new_bytes(NULL, out.capacity)
             for message in messages:  # our own list of bytes, each ending in a NUL: nothing else can change them
-                self._line(PyBytes_AS_STRING(message), PyBytes_GET_SIZE(message), message, &out, others, False, NULL)
+                self._line(PyBytes_AS_STRING(message), PyBytes_GET_SIZE(message), message, &out, others, False, NULL,
+                           False)
             return _framed(&out, others)
         finally:
             Py_XDECREF(out.owned)
@@ -280,40 +304,26 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
         return self._feed_messages([PyBytes_FromStringAndSize(self._buffer, held)])  # the last line, alone
 
     cdef int _line(self, const char* data, Py_ssize_t size, object line, _Records* out, list others,
-                   bint in_chunk, const char* previous) except -1:
+                   bint in_chunk, const char* previous, bint walked) except -1:
         """One line, its newline left out, followed by a NUL, or (``in_chunk``: under DC_WINDOW_FROM bytes,
         no newline in it) by its newline in the chunk. ``data`` lies in a bytes object the caller holds
         (``line``, if not None, holds exactly these bytes; the chunk) or in the framer's buffer, which only
         a call of this busy framer changes: it stays good across Python code. ``previous`` (in the chunk
-        only): the line before it in the same chunk, or NULL; a line opening as it records the scan's memo."""
+        only): the line before it in the same chunk, or NULL; a line opening as it records the scan's memo.
+        ``walked`` (in the chunk only): the shapes were tried on it, and none held it."""
         cdef dc_splice splice
         cdef int status
-        cdef Py_ssize_t length, index
-        cdef size_t at
-        cdef char* into
+        cdef Py_ssize_t length
         if size > self.max_line:
             self.too_large += 1
             return 0
         if in_chunk:
-            status = dc_relay_scan_line(data, <size_t>size, &splice, &self._memo, previous)
+            status = dc_relay_scan_line(data, <size_t>size, &splice, &self._memo, previous, walked)
             self._memo.method_end = splice.method_end  # what the next line in the chunk is held to
         else:
             status = dc_scan_notification(data, <size_t>size, &splice)
         if status == DC_NOTIFICATION:
-            length = <Py_ssize_t>(splice.end - splice.start - splice.removed + 1)
-            if length > self.record_limit:
-                self.too_large += 1
-                return 0
-            into = _record(out, length)
-            into[0] = 0
-            into += 1
-            at = splice.start
-            for index in range(<Py_ssize_t>splice.ncuts):
-                memcpy(into, data + at, splice.cuts[index][0] - at)
-                into += splice.cuts[index][0] - at
-                at = splice.cuts[index][1]
-            memcpy(into, data + at, splice.end - at)
-            return 0
+            return self._framed_notification(data, &splice, out)
         if status == DC_NOT_NOTIFICATION:
             if _blank(data, size):
                 return 0
@@ -342,6 +352,23 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
             self.too_large += 1
             return 0
         memcpy(_record(out, length), PyBytes_AS_STRING(payload), <size_t>length)
+        return 0
+
+    cdef int _framed_notification(self, const char* data, dc_splice* splice, _Records* out) except -1:
+        """A notification's record: the tag, then its bytes less the splice's cuts (no Python code runs)."""
+        cdef Py_ssize_t length = <Py_ssize_t>(splice.end - splice.start - splice.removed + 1), index
+        cdef size_t at = splice.start
+        if length > self.record_limit:
+            self.too_large += 1
+            return 0
+        cdef char* into = _record(out, length)
+        into[0] = 0
+        into += 1
+        for index in range(<Py_ssize_t>splice.ncuts):
+            memcpy(into, data + at, splice.cuts[index][0] - at)
+            into += splice.cuts[index][0] - at
+            at = splice.cuts[index][1]
+        memcpy(into, data + at, splice.end - at)
         return 0
 
 

@@ -66,19 +66,23 @@ static DC_ALWAYS_INLINE size_t dc_shifted(size_t p, const size_t *ends, const pt
 
 #define DC_DELTA_VALUES 8  /* the values a line may replace */
 
-/* The line m (data[size] its newline or a NUL, under DC_WINDOW_FROM bytes) read from shape, a
- * notification scanned earlier in the same chunk: where m differs from it only inside its scalar
- * values, each replaced by a value of m of the same kind (a string by a string, a number by a
- * number, each read by the scan's own readers; keys, literals, whitespace and structure byte for
- * byte the same), m is that notification with other values: the scan of m would take each step it
- * took, in the same state, and decide as it did (a value's role, and what the channel's rules check
- * of it, come from its key and its first byte; a cut begins and ends between members, never inside
- * a value). out is then the shape's splice, each position past a replaced value moved by the
- * lengths it changed: 1. 0 where m must be scanned. */
-static DC_NOINLINE int dc_relay_delta(const unsigned char *m, size_t size, dc_splice *out, const dc_shape *shape) {
+/* The line at m read from shape, a notification scanned earlier in the same chunk: where m differs
+ * from it only inside its scalar values, each replaced by a value of m of the same kind (a string by
+ * a string, a number by a number, each read by the scan's own readers; keys, literals, whitespace
+ * and structure byte for byte the same), m is that notification with other values: the scan of m
+ * would take each step it took, in the same state, and decide as it did (a value's role, and what
+ * the channel's rules check of it, come from its key and its first byte; a cut begins and ends
+ * between members, never inside a value). out is then the shape's splice, each position past a
+ * replaced value moved by the lengths it changed, and *msize m's length: 1. 0 where m must be
+ * scanned. m's end is not known yet (its newline is not looked for before this): size is what the
+ * chunk holds from m on (m[size] a NUL), and the shape is compared through its newline (l[lsize], in
+ * the chunk as every shape's line is). No value holds a newline, and l holds none before lsize, so
+ * where the two newlines meet is m's first. */
+static DC_NOINLINE int dc_relay_delta(const unsigned char *m, size_t size, dc_splice *out, const dc_shape *shape,
+                                      size_t *msize) {
     const unsigned char *l = (const unsigned char *)shape->line;
     const dc_token *token = shape->tokens, *last = shape->tokens + shape->ntokens;
-    size_t lsize = shape->size, i = 0, j = 0, k, n, end, nshifts = 0, index;
+    size_t lsize = shape->size + 1, i = 0, j = 0, k, n, end, nshifts = 0, index;
     size_t ends[DC_DELTA_VALUES];
     ptrdiff_t shift = 0, shifts[DC_DELTA_VALUES];
     int escaped = 0;
@@ -87,7 +91,8 @@ static DC_NOINLINE int dc_relay_delta(const unsigned char *m, size_t size, dc_sp
         k = dc_mismatch(l + i, m + j, n);
         i += k;
         j += k;
-        if (i == lsize && j == size) break;  /* the same to the end */
+        if (i == lsize) break;  /* the same to the end: both newlines */
+        if (j == size) return 0;  /* the chunk ends inside m: its end is not here */
         /* the first difference, l[i] (or l's end) against m[j]: in a value of l, or at its end (a longer number) */
         while (token < last && token->end < i) token++;
         if (token == last || token->start > i || nshifts == DC_DELTA_VALUES) return 0;
@@ -119,6 +124,7 @@ static DC_NOINLINE int dc_relay_delta(const unsigned char *m, size_t size, dc_sp
     out->id_start = out->id_end = 0;  /* a notification has no id */
     out->method_start = dc_shifted(shape->out.method_start, ends, shifts, nshifts);
     out->method_end = dc_shifted(shape->out.method_end, ends, shifts, nshifts);
+    *msize = j - 1;
     return 1;
 }
 
@@ -142,23 +148,11 @@ static DC_ALWAYS_INLINE void dc_shapes_swap(dc_memo *memo, unsigned int a, unsig
     memo->methods[b] = method;
 }
 
-/* ChunkFramer._feed's: a line under DC_WINDOW_FROM bytes read where it lies in the chunk,
- * data[size] its newline (or a NUL), no newline before it. Every word-wise and block-wise read
- * of the scan stays below size; the byte-wise ones stop at the newline as at a NUL (a newline is
- * no whitespace here, and ends every token): nothing past data[size] is read.
- * memo is the framer's (memo->chunk counts its chunks); previous the line before it in the same
- * chunk, or NULL. A line that differs from one of the last DC_SHAPES notifications scanned in full
- * in its chunk only in its values is read from it (dc_relay_delta); else a line opening with the
- * memo's prefix resumes the scan at its checkpoint; one opening as previous up to memo->method_end
- * (that line's method's end, within it) is scanned afresh and records the memo; any other line is
- * scanned afresh by the build with no checkpoint. Each is the same scan, so the same result. A
- * notification scanned in full becomes a shape, the oldest going. */
-int dc_relay_scan_line(const char *data, size_t size, dc_splice *out, dc_memo *memo, const char *previous) {
-    size_t method_end = memo->method_end, index, nshapes, walks;
-    unsigned int at;
-    dc_shape *reading;
-    int status, resting, resume, record;
-    if (memo->shapes_chunk != memo->chunk) {  /* a new chunk: the lines of the last are gone */
+/* The shapes as a line of the chunk begins: a new chunk empties them (the lines of the last are
+ * gone); a stream of lines that never repeat rests from them. 1 where the line is to be walked. */
+static DC_ALWAYS_INLINE int dc_shapes_enter(dc_memo *memo) {
+    unsigned int index;
+    if (memo->shapes_chunk != memo->chunk) {
         memo->shapes_chunk = memo->chunk;
         memo->nshapes = 0;
         if (!memo->spare && !memo->order[1]) {  /* zeroed: the first chunk */
@@ -166,26 +160,67 @@ int dc_relay_scan_line(const char *data, size_t size, dc_splice *out, dc_memo *m
             memo->spare = DC_SHAPES;
         }
     }
-    resting = memo->rest != 0;  /* a stream of lines that never repeat: scanned as they come, no shapes kept */
-    if (resting) memo->rest--;
-    nshapes = resting ? 0 : memo->nshapes;
-    for (index = 0, walks = 0; index < nshapes && walks < DC_WALKS; index++) {
+    if (memo->rest) {  /* a stream of lines that never repeat: scanned as they come, no shapes kept */
+        memo->rest--;
+        memo->resting = 1;
+        return 0;
+    }
+    memo->resting = 0;
+    return 1;
+}
+
+/* The line at data (size: what the chunk holds from it on) walked against the shapes whose method it
+ * shares (at most DC_WALKS, newest first): 1 where one holds it (out its splice, *msize its length),
+ * else 0 with the misses counted. */
+static DC_ALWAYS_INLINE int dc_shapes_walk(const char *data, size_t size, dc_splice *out, dc_memo *memo, size_t *msize) {
+    size_t index, walks = 0;
+    unsigned int at;
+    for (index = 0; index < memo->nshapes && walks < DC_WALKS; index++) {
         at = (memo->head - (unsigned int)index) & (DC_SHAPES - 1);
         if (memo->method_ends[at] > size || dc_method_tail(data, memo->method_ends[at]) != memo->methods[at])
             continue;
         walks++;
-        if (dc_relay_delta((const unsigned char *)data, size, out, &memo->shapes[memo->order[at]])) {
+        if (dc_relay_delta((const unsigned char *)data, size, out, &memo->shapes[memo->order[at]], msize)) {
             memo->misses = memo->backoff = 0;
             if (index) dc_shapes_swap(memo, at, memo->head);  /* walked first from now on */
-            return DC_NOTIFICATION;
+            return 1;
         }
     }
-    memo->misses += walks ? 4 : nshapes ? 1 : 0;  /* a line no shape held: walked in vain, or only looked at */
+    memo->misses += walks ? 4 : memo->nshapes ? 1 : 0;  /* a line no shape held: walked in vain, or only looked at */
     if (memo->misses >= DC_MISSES) {  /* lines that never repeat: the shapes cost more than they save */
         memo->misses = 0;
         memo->rest = DC_REST << memo->backoff;
         if (memo->backoff < 5) memo->backoff++;
     }
+    return 0;
+}
+
+/* ChunkFramer._feed's, for a line after the chunk's first while there are shapes and no rest: read
+ * from a shape before its newline is looked for. A line no shape holds is left to the caller, which
+ * finds its end and scans it with entered = 1. (A line a shape holds may be longer than any the caller
+ * scans where it lies: its values are read as the scan reads them, whatever their length.) */
+int dc_relay_walk_line(const char *data, size_t avail, dc_splice *out, dc_memo *memo, size_t *size) {
+    return dc_shapes_enter(memo) && dc_shapes_walk(data, avail, out, memo, size);
+}
+
+/* ChunkFramer._feed's: a line under DC_WINDOW_FROM bytes read where it lies in the chunk,
+ * data[size] its newline (or a NUL), no newline before it. Every word-wise and block-wise read
+ * of the scan stays below size; the byte-wise ones stop at the newline as at a NUL (a newline is
+ * no whitespace here, and ends every token): nothing past data[size] is read.
+ * memo is the framer's (memo->chunk counts its chunks); previous the line before it in the same
+ * chunk, or NULL. A line opening with the memo's prefix resumes the scan at its checkpoint; one
+ * opening as previous up to memo->method_end (that line's method's end, within it) is scanned afresh
+ * and records the memo; any other line is scanned afresh by the build with no checkpoint. Each is
+ * the same scan, so the same result. A notification scanned in full becomes a shape, the oldest
+ * going. No shape is walked here: the framer has walked them (dc_relay_walk_line; entered = 1), or
+ * there were none to walk (the chunk's first line, a rest from them; entered = 0, the line enters). */
+int dc_relay_scan_line(const char *data, size_t size, dc_splice *out, dc_memo *memo, const char *previous,
+                       int entered) {
+    size_t method_end = memo->method_end, index;
+    unsigned int at;
+    dc_shape *reading;
+    int status, resting, resume, record;
+    resting = entered ? memo->resting : !dc_shapes_enter(memo);
     reading = &memo->shapes[memo->spare];
     memo->tokens = resting ? NULL : reading->tokens;
     /* one build of the scan, inlined once: whether it resumes or records is read once a line (two

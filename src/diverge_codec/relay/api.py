@@ -26,6 +26,7 @@ Each ``Relay`` holds its own state: many run side by side on one event loop.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -91,12 +92,18 @@ Item = TypeVar("Item", mcp_notifications.Frame, bytes)
 """What ``async for`` gives: the codec's frames, or their payload bytes (``payloads=True``)."""
 
 
-class Answer(NamedTuple):
-    """The server's answer to one of the relay's requests: its label (``tools/call NAME`` or the method) and the
-    JSON-RPC response (None: it timed out or was lost with its session)."""
+if TYPE_CHECKING:
+    class Answer(NamedTuple):
+        """The server's answer to one of the relay's requests: its label (``tools/call NAME`` or the method) and the
+        JSON-RPC response (None: it timed out or was lost with its session)."""
 
-    label: str
-    message: dict[str, Any] | None
+        label: str
+        message: dict[str, Any] | None
+else:  # the same class, made without typing.NamedTuple: its string annotations were compiled at import (issue 44)
+    Answer = collections.namedtuple("Answer", ("label", "message"))
+    Answer.__doc__ = """The server's answer to one of the relay's requests: its label (``tools/call NAME`` or the method) and
+    the JSON-RPC response (None: it timed out or was lost with its session)."""
+    Answer.__annotations__ = {"label": "str", "message": "dict[str, Any] | None"}
 
 
 class RelayEnded(LookupError):
