@@ -8,9 +8,8 @@ file is ``--mb`` MB), each run ``--rounds`` times, the CPU of the whole process 
 - ``naive``: a twenty-line Python relay (asyncio ``readline``, orjson ``loads``, ``pop``,
   ``dumps``, a length prefix), what one writes without this library;
 - ``reader``: the server's output read as the relay reads it (an asyncio subprocess protocol, the pipe
-  widened and read as the relay's own ``_widen_output`` does, 1 MiB reads) and dropped: the floor of any relay that
-  reads a pipe in asyncio; the relay less the reader is the relay's own work (framing, the channel's
-  writes);
+  widened and read as the CLI's relay reads it: its allocator settings, then 1 MiB reads) and dropped: the floor of any relay that reads a pipe in asyncio; the relay
+  less the reader is the relay's own work (framing, the channel's writes);
 - ``pipe``: ``cat REPLAY | cat > /dev/null``: the same bytes through two processes.
 
 Printed: the median CPU seconds of each, µs per notification, and the ratios relay/naive and
@@ -61,7 +60,8 @@ if __name__ == "__main__":
 READER = '''
 import asyncio, subprocess, sys
 
-from diverge_codec.relay.channel import _widen_output  # the relay's own pipe and read sizes, so the two read alike
+from diverge_codec.cli.relay import _keep_freed_memory  # the CLI's allocator settings, then its read size
+from diverge_codec.relay.channel import PIPE_BYTES, _widen_output  # the relay's own pipe and reads: the two read alike
 
 class Reader(asyncio.SubprocessProtocol):
     def __init__(self, ended):
@@ -77,11 +77,12 @@ async def read(command):
     ended = loop.create_future()
     transport, _ = await loop.subprocess_exec(lambda: Reader(ended), *command, stdin=subprocess.DEVNULL,
                                               stdout=subprocess.PIPE)
-    _widen_output(transport.get_pipe_transport(1))
+    _widen_output(transport.get_pipe_transport(1), READ_BYTES)
     await ended
     transport.close()
 
 if __name__ == "__main__":
+    READ_BYTES = PIPE_BYTES if _keep_freed_memory() else None  # as ``diverge-codec relay`` reads
     asyncio.run(read(sys.argv[1:]))
 '''
 """The reader alone: the server's output read as ``diverge-codec relay`` reads it (``relay/stdio.py``,

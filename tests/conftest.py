@@ -243,6 +243,7 @@ PROCESSES = {
         "test_a_tool_result_with_is_error_counts_as_a_failed_call", "test_every_line_is_accounted_for_blank_meaning_json_whitespace_only",
         "test_nothing_is_left_when_the_relay_ends_normally", "test_the_channel_file_is_private_and_replaces_what_was_there",
         "test_the_server_s_output_pipe_is_widened_to_read_more_per_turn",
+        "test_the_cli_reads_a_pipeful_a_turn_once_the_allocator_keeps_freed_blocks",
     ),
     "test_scanner.py": ("test_the_stdlib_json_path_splices_and_refuses_alike",),
     "test_stream.py": ("test_a_record_spanning_chunks_costs_about_two_sizes",),

@@ -166,6 +166,40 @@ def test_the_server_s_output_pipe_is_widened_to_read_more_per_turn():
     assert status == 0 and [n["params"]["data"] for n in channel(out)[0]] == [min(relay_channel.PIPE_BYTES, limit)]
 
 
+_READ_SIZE_PROBE = """
+import asyncio, sys
+from diverge_codec import relay
+from diverge_codec.cli import main, relay as cli_relay
+
+async def run(server, out_fd, options, watch):  # what the CLI would relay with, and nothing relayed
+    print(options.read_bytes)
+    return {"server": {}}, 0
+
+cli_relay._run = run
+relay.become_subreaper = lambda: None
+main(["relay", "--report", "/dev/null", "--", "true"])
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux")
+def test_the_cli_reads_a_pipeful_a_turn_once_the_allocator_keeps_freed_blocks():
+    """Issue 44: the CLI tunes glibc's allocator (a 1 MiB block each turn is otherwise a fresh mapping),
+    then asks the stdio driver for a pipeful a read; the library's default stays asyncio's."""
+    from diverge_codec.relay import RelayOptions
+
+    done = subprocess.run([sys.executable, "-c", _READ_SIZE_PROBE], capture_output=True, text=True, timeout=60)
+    assert done.stdout.splitlines()[:1] == [str(relay_channel.PIPE_BYTES)], done.stderr
+    assert RelayOptions().read_bytes is None
+
+
+@pytest.mark.parametrize("read_bytes", [0, -1, 1.5, True, "1"])
+def test_a_read_size_that_is_no_positive_int_is_refused(read_bytes):
+    from diverge_codec.relay import RelayOptions
+
+    with pytest.raises(ValueError, match=r"^read_bytes must be a positive int, or None$"):
+        ServerRelay(["true"], None, RelayOptions(read_bytes=read_bytes))  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("size, relayed", [(1000, 1), (1001, 0)])
 def test_a_line_of_max_line_bytes_is_relayed_and_one_more_is_too_large(size, relayed):
     status, out, report = relay("--max-line", "1000", "--until-answered", "--", *server("exact", str(size)),

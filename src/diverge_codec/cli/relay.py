@@ -85,12 +85,12 @@ def _driver(tls: bool) -> ModuleType:
     return relay
 
 
-def _options(args: argparse.Namespace) -> RelayOptions:
+def _options(args: argparse.Namespace, read_bytes: int | None = None) -> RelayOptions:
     import subprocess
 
     from ..relay import RelayOptions
 
-    return RelayOptions(
+    return RelayOptions(read_bytes=read_bytes,
         calls=[parse_call(text) for text in args.call],
         requests=[parse_call(text, "--request") for text in args.request], until_answered=args.until_answered, duration=args.duration,
         grace=args.grace, request_timeout=args.request_timeout, reconnect_window=args.reconnect_window,
@@ -180,18 +180,18 @@ records would fault in fresh zeroed pages for every chunk (a quarter of its CPU 
 the heap instead, and up to 32 MiB of freed heap is kept for the next chunk."""
 
 
-def _keep_freed_memory() -> None:
-    """Tune glibc's allocator for the relay's chunk-sized blocks (Linux with glibc; elsewhere nothing)."""
+def _keep_freed_memory() -> bool:
+    """Tune glibc's allocator for the relay's chunk-sized blocks (Linux with glibc; elsewhere nothing):
+    whether it took both settings."""
     if not sys.platform.startswith("linux"):
-        return
+        return False
     import ctypes
 
     try:
-        mallopt = ctypes.CDLL(None).mallopt  # musl has it too (it ignores both)
-        for parameter, value in ALLOCATOR_KEEPS.items():
-            mallopt(parameter, value)
+        mallopt = ctypes.CDLL(None).mallopt  # where a setting is refused (0), reads stay asyncio's size
+        return all([mallopt(parameter, value) == 1 for parameter, value in ALLOCATOR_KEEPS.items()])
     except (OSError, AttributeError):
-        pass
+        return False
 
 
 def cmd_relay(args: argparse.Namespace) -> int:
@@ -216,9 +216,9 @@ def cmd_relay(args: argparse.Namespace) -> int:
         import asyncio
 
         server = remote if remote is not None else relay.Command(command)
-        options = _options(args)
+        # a pipeful a read, once freed blocks are kept: else each read's block is a fresh mapping
+        options = _options(args, read_bytes=relay.PIPE_BYTES if _keep_freed_memory() else None)
         out_fd = os.dup(sys.stdout.fileno()) if args.out in (None, "-") else create_private(args.out)
-        _keep_freed_memory()
         gc.freeze()
     if remote is None:
         relay.become_subreaper()

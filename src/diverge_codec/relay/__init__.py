@@ -44,7 +44,8 @@ __all__ = [
     "DEFAULT_GRACE", "DEFAULT_MAX_LINE", "DEFAULT_OUTBOX_BYTES", "DEFAULT_RECONNECT_WINDOW", "DEFAULT_REQUEST_TIMEOUT",
     "PROTOCOL_VERSION", "SUPPORTED_VERSIONS", "DEFAULT_STREAM_TIMEOUT", "DISCOVER_TIMEOUT", "LOG_LEVELS", "MODERN_VERSIONS",
     "PROTOCOLS",
-    "ChannelRelay", "ChannelWriter", "EventParser", "FileWriter", "HttpRelay", "MAX_RECORD_BYTES", "Outbox", "PipeWriter",
+    "ChannelRelay", "ChannelWriter", "EventParser", "FileWriter", "HttpRelay", "MAX_RECORD_BYTES", "Outbox", "PIPE_BYTES",
+    "PipeWriter",
     "RelayOptions", "RelayReport", "RelaySession", "RelayUnsupported", "ServerRelay", "UNREACHABLE_CODE", "exit_status",
     "notification_json", "open_writer", "relay", "relay_frame", "unreachable_frame",
 ]
@@ -64,7 +65,7 @@ _HOMES = {
     "RelayReport": "session", "RelaySession": "session",
     "EventParser": "eventstream",
     "ChannelRelay": "channel", "ChannelWriter": "channel", "FileWriter": "channel", "PipeWriter": "channel",
-    "RelayOptions": "channel", "exit_status": "channel", "open_writer": "channel",
+    "RelayOptions": "channel", "exit_status": "channel", "open_writer": "channel", "PIPE_BYTES": "channel",
     "RelayUnsupported": "stdio", "ServerRelay": "stdio", "relay": "stdio",
     "HttpRelay": "streamable_http",
 }
@@ -81,7 +82,7 @@ if TYPE_CHECKING:
         PROTOCOL_VERSION, SUPPORTED_VERSIONS,
     )
     from .streamable_http import check_url, load_client, parse_header
-    from .channel import ChannelRelay, ChannelWriter, FileWriter, PipeWriter, RelayOptions, exit_status, open_writer
+    from .channel import PIPE_BYTES, ChannelRelay, ChannelWriter, FileWriter, PipeWriter, RelayOptions, exit_status, open_writer
     from .eventstream import EventParser
     from .outbox import MAX_RECORD_BYTES, UNREACHABLE_CODE, Outbox, notification_json, relay_frame, unreachable_frame
     from .session import RelayReport, RelaySession

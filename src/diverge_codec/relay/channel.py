@@ -338,6 +338,11 @@ class RelayOptions:
     """The server's log messages asked from this level up (``session.RelaySession.server_log_level``)."""
     max_line: int = DEFAULT_MAX_LINE
     outbox_bytes: int = DEFAULT_OUTBOX_BYTES
+    read_bytes: int | None = None
+    """stdio: what the relay reads of the server's output a turn of the event loop; None: asyncio's own (256 KiB).
+    ``PIPE_BYTES`` (1 MiB, the pipe the relay asks for) takes a flooding server's pipeful in one read and one
+    framer call. The CLI asks for it once glibc's allocator keeps freed blocks (``cli.relay``): with its defaults,
+    the 1 MiB read and its records are fresh mappings every turn, faulted in page by page (issue 44)."""
     server_stderr: int | IO[Any] | None = None
     """The server's stderr: None inherits the relay's, ``subprocess.DEVNULL`` discards it."""
     env: dict[str, str] | None = None
@@ -564,11 +569,11 @@ async def _first(*awaitables: Any) -> None:
 
 PIPE_BYTES = 1 << 20
 """The size asked for the server's stdout pipe and a channel that is a pipe, from Linux's 64 KiB
-(``/proc/sys/fs/pipe-max-size`` allows 1 MiB by default), and what the relay reads of the server's
-output a turn of the event loop, from asyncio's 256 KiB: a flooding server's pipeful is one read and
-one call of the framer, and a channel takes a chunk's records in one write
-(``benchmarks/relay_cost.py``: 0.65 -> 0.50 CPU seconds for 150 MB with the pipe widened; issue 44's
-marginal cost a notification, 0.185-0.216 -> 0.166-0.187 µs with the read widened too)."""
+(``/proc/sys/fs/pipe-max-size`` allows 1 MiB by default): a fast server's output is read up to
+asyncio's 256 KiB per turn of the event loop instead of 64 KiB, and a channel takes a chunk's
+records in one write (``benchmarks/relay_cost.py``: 0.65 -> 0.50 CPU seconds for 150 MB). With
+``RelayOptions.read_bytes`` set to it, a turn reads the whole pipe (issue 44: the relay's marginal
+cost a notification 0.185-0.216 -> 0.166-0.187 µs)."""
 
 _F_SETPIPE_SZ = 1031  # Linux's fcntl command for a pipe's size
 
@@ -585,12 +590,12 @@ def _widen_pipe(fd: int) -> None:
         pass
 
 
-def _widen_output(transport: asyncio.BaseTransport) -> None:
-    """The server's stdout: a ``PIPE_BYTES`` pipe, read up to ``PIPE_BYTES`` a turn. asyncio's pipe
-    transport reads its ``max_size`` a turn (256 KiB); a loop whose transport has no such attribute
-    (uvloop's) reads as it reads."""
+def _widen_output(transport: asyncio.BaseTransport, read_bytes: int | None) -> None:
+    """The server's stdout: a ``PIPE_BYTES`` pipe, read ``read_bytes`` a turn (``RelayOptions.read_bytes``;
+    None: as asyncio reads). asyncio's pipe transport reads its ``max_size`` a turn (256 KiB); a loop whose
+    transport has no such attribute (uvloop's) reads as it reads."""
     pipe = transport.get_extra_info("pipe")
     if pipe is not None:
         _widen_pipe(pipe.fileno())
-    if isinstance(getattr(transport, "max_size", None), int):
-        setattr(transport, "max_size", PIPE_BYTES)  # asyncio's own attribute, read at each turn
+    if read_bytes is not None and isinstance(getattr(transport, "max_size", None), int):
+        setattr(transport, "max_size", read_bytes)  # asyncio's own attribute, read at each turn

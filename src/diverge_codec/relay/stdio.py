@@ -9,7 +9,7 @@ what, the report) is ``session.RelaySession``, fed by ``channel.ChannelRelay``; 
 only moves bytes and runs the process.
 
 - **Many servers, one loop.** Each server's output is read by its own pipe protocol, a
-  chunk (at most ``channel.PIPE_BYTES``, 1 MiB: what its pipe holds) per turn of the event
+  chunk (asyncio's 256 KiB at most, or ``RelayOptions.read_bytes``) per turn of the event
   loop, framed and handed to its channel's writer in that callback; while a writer has
   not drained, its payloads wait in the channel's own outbox, bounded in bytes. A
   flooding server gets one chunk per turn like any other and drops what its own consumer
@@ -108,6 +108,8 @@ class ServerRelay(ChannelRelay):
     def __init__(self, command: Sequence[str], writer: ChannelWriter, options: RelayOptions = RelayOptions()) -> None:
         if not command:
             raise ValueError("the server command is empty")
+        if options.read_bytes is not None and (type(options.read_bytes) is not int or options.read_bytes < 1):
+            raise ValueError("read_bytes must be a positive int, or None")
         if sys.platform == "win32":
             raise RelayUnsupported("the relay runs MCP servers on POSIX systems only (Linux, macOS); the codec runs everywhere")
         super().__init__(writer, options)
@@ -140,7 +142,7 @@ class ServerRelay(ChannelRelay):
         group = self._group = _leftovers.Group(pid)  # now: one the child watcher reaped already is not trusted
         output = transport.get_pipe_transport(1)
         if output is not None:
-            _widen_output(output)
+            _widen_output(output, self.options.read_bytes)
         stdin = transport.get_pipe_transport(0)
         if isinstance(stdin, asyncio.WriteTransport):  # pause_writing past the limit: see _ServerProtocol
             stdin.set_write_buffer_limits(high=SERVER_STDIN_BYTES)
