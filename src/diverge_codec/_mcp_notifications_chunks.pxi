@@ -354,7 +354,7 @@ The relay's hot loop: a server's output in, the channel's records out, one call 
         memcpy(_record(out, length), PyBytes_AS_STRING(payload), <size_t>length)
         return 0
 
-    cdef int _framed_notification(self, const char* data, dc_splice* splice, _Records* out) except -1:
+    cdef inline int _framed_notification(self, const char* data, dc_splice* splice, _Records* out) except -1:
         """A notification's record: the tag, then its bytes less the splice's cuts (no Python code runs)."""
         cdef Py_ssize_t length = <Py_ssize_t>(splice.end - splice.start - splice.removed + 1), index
         cdef size_t at = splice.start
