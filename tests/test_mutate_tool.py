@@ -227,3 +227,15 @@ def test_compiled_mutants_without_cython_stop_the_run_rather_than_pass_as_stillb
     monkeypatch.setattr(mutate.importlib.util, "find_spec", lambda name: None if name == "Cython" else object())
     assert mutate.main(["--module", module, "--only", mutant.key]) == 2
     assert "need pyproject's [build-system] requirements" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("timeout, budget, elapsed, cost, limit", [
+    (200, 0, 500, 20, 200),  # no budget: the timeout as given
+    (200, 90, 10, 20, 80),  # what the budget has left, 80 s, is four times a Python mutant's cost
+    (200, 90, 40, 20, 80),  # a hang found late is still given four times the cost, not the 50 s left
+    (200, 300, 0, 20, 200),  # never past the timeout
+    (200, 90, 40, 60, 200),  # a compiled mutant rebuilds: four times its cost is past the timeout
+])
+def test_an_oracle_run_is_held_to_the_budget_left_but_never_below_four_times_a_mutants_cost(timeout, budget, elapsed,
+                                                                                              cost, limit):
+    assert mutate.oracle_limit(timeout, budget, elapsed, cost) == limit

@@ -373,6 +373,14 @@ def build(scratch: Path) -> bool:
     return done.returncode == 0
 
 
+def oracle_limit(timeout: float, budget: float, elapsed: float, cost: float) -> float:
+    """One oracle run's limit: ``timeout``, cut to what the budget has left but never below four times a mutant's
+    usual cost (a hanging mutant once held CI for the whole 200 s; the slowest passing oracle takes about 27 s)."""
+    if not budget:
+        return timeout
+    return min(timeout, max(4 * cost, budget - elapsed))
+
+
 def run_oracle(scratch: Path, tests: list[str], timeout: float, full: bool = False) -> str:
     """killed, survived or timeout: the tests' quick subset, or all of them (``full``: the slow ones too)."""
     present = [str(path.relative_to(scratch)) + test.partition("::")[1] + test.partition("::")[2]
@@ -526,8 +534,9 @@ def main(argv: list[str] | None = None) -> int:
                 dirty = not build(scratch)
             target.write_text(mutant.text)
             began = time.monotonic()
+            limit = oracle_limit(args.timeout, args.budget, began - started, cost)
             try:
-                outcome = "stillborn" if compiled and not build(scratch) else run_oracle(scratch, args.tests or ORACLES[mutant.path], args.timeout, args.full)
+                outcome = "stillborn" if compiled and not build(scratch) else run_oracle(scratch, args.tests or ORACLES[mutant.path], limit, args.full)
             finally:
                 target.write_text(original)
                 dirty = dirty or compiled
