@@ -90,3 +90,20 @@ def test_nothing_is_compiled_when_they_are_made():
     for cls in (Command, Remote, NetworkPolicy):
         for name in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
             assert getattr(cls, name).__code__.co_filename.endswith(".py"), (cls, name)
+
+
+def test_an_answer_is_the_named_tuple_it_was():
+    """``Answer`` is made by ``collections.namedtuple`` at run time (``typing.NamedTuple`` compiled its string
+    annotations at import): the same tuple, fields, repr, pickling and type hints as before."""
+    import typing
+
+    from diverge_codec.relay import Answer
+
+    answer = Answer("tools/call go", {"result": {}})
+    label, message = answer
+    assert (label, message) == ("tools/call go", {"result": {}}) and isinstance(answer, tuple)
+    assert Answer._fields == ("label", "message") and answer._asdict() == {"label": label, "message": message}
+    assert repr(Answer("ping", None)) == "Answer(label='ping', message=None)"
+    assert Answer.__module__ == "diverge_codec.relay.api" and pickle.loads(pickle.dumps(answer)) == answer
+    assert typing.get_type_hints(Answer) == {"label": str, "message": typing.Optional[dict[str, typing.Any]]}
+    assert answer._replace(message=None) == ("tools/call go", None)
