@@ -313,14 +313,21 @@ def test_requests_made_while_the_server_does_not_read_are_counted_not_answered()
     assert (session.report.requests_answered, session.report.requests_unanswered) == (1, 3)
 
 
-def test_the_answers_to_one_read_stop_at_their_bound_and_the_requests_past_it_are_counted():
-    """A read of a whole pipe of pings (the stdio driver reads up to 1 MiB) hands the server no more than
-    ANSWER_BYTES_A_READ of answers, the one that crosses it included; the next read starts afresh."""
+@pytest.mark.parametrize("size, answered", [
+    (39, 6722),  # "p": the bound crossed inside the last answer
+    (64, 4096),  # the answers end exactly at the bound: none after it
+    (63, 4162),  # one byte short of it after 4,161 answers: one more is answered
+])
+def test_the_answers_to_one_read_stop_at_their_bound_and_the_requests_past_it_are_counted(size, answered):
+    """A read of a whole pipe of pings (the CLI reads up to 1 MiB) hands the server no more than
+    ANSWER_BYTES_A_READ (256 KiB) of answers, the one that crosses it included; the next read starts afresh."""
+    assert ANSWER_BYTES_A_READ == 256 * 1024
     session = RelaySession()
     _ready(session)
-    ping = _line({"jsonrpc": "2.0", "id": "p", "method": "ping"})
-    answer = _line({"jsonrpc": "2.0", "id": "p", "result": {}})
-    answered = -(-ANSWER_BYTES_A_READ // len(answer))
+    request_id = "p" * (size - 38)
+    ping = _line({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
+    answer = _line({"jsonrpc": "2.0", "id": request_id, "result": {}})
+    assert len(answer) == size
     assert session.receive(ping * (answered + 100)) == answer * answered
     assert (session.report.requests_answered, session.report.requests_unanswered) == (answered, 100)
     assert session.receive(ping * 2) == answer * 2

@@ -42,10 +42,10 @@ KILLS = "tests/test_relay_kills_*.py"  # the quick tests written for survivors o
 PURE_CODEC = ["tests/test_mcp_notifications.py", "tests/test_decode_lazy.py", "tests/test_scanner.py",
               "tests/test_scanner_shapes.py", "tests/test_chunk_framer.py", "tests/test_encode_into.py",
               "tests/test_relay_answers.py", "tests/test_fuzz_corpus.py", "tests/test_parity.py", "tests/test_hostile.py",
-              "tests/test_decode_unbuilt.py"]
+              "tests/test_decode_unbuilt.py", "tests/test_chunk_framer_shapes.py"]
 SCANNER = ["tests/test_scanner.py", "tests/test_scanner_shapes.py", "tests/test_decode_lazy.py",
            "tests/test_chunk_framer.py", "tests/test_fuzz_corpus.py", "tests/test_scanner_long_strings.py",
-           "tests/test_scanner_number_runs.py", "tests/test_chunk_framer_memo.py"]
+           "tests/test_scanner_number_runs.py", "tests/test_chunk_framer_memo.py", "tests/test_chunk_framer_shapes.py"]
 TOOLS_BEGIN = ["tests/test_tools_begin.py", "tests/test_tools_begin_reader.py", "tests/test_fuzz_corpus.py",
                "tests/test_parity.py", "tests/test_values.py", "tests/test_hostile.py", "tests/test_errors_pickle.py"]
 STREAM = ["tests/test_stream.py", "tests/test_stream_records.py", "tests/test_stream_write.py", "tests/test_reentrancy.py"]

@@ -238,7 +238,6 @@ class RelaySession:
         self.clock: Callable[[], float] = clock
         self.server_reading: bool = True
         """The driver's word: False while the server's stdin backs up (answers to it are dropped)."""
-        self._answer_bytes = 0  # the answers to the requests of the read being handled (ANSWER_BYTES_A_READ)
         self.record_limit: int = max_line + 1
         self.pending: dict[int, tuple[str, float]] = {INITIALIZE_ID: ("initialize", float("inf"))}
         """The relay's requests awaiting an answer: id -> (method, deadline on ``clock``); ``start``
@@ -454,7 +453,7 @@ class RelaySession:
         records, count, payload_bytes, largest, others = framed
         self._settle()
         replies: list[bytes] = []
-        self._answer_bytes = 0  # this read's answers so far
+        self._answer_bytes = 0  # this read's answers so far (ANSWER_BYTES_A_READ): every answer is made in a read
         if count:
             self.report.seen += count
             self.outbox.offer_records(records, count, payload_bytes, largest)
