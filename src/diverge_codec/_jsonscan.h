@@ -1042,7 +1042,6 @@ typedef struct {
      * walked in vain counting 4), and the lines left to scan with no shapes (rest), doubled (backoff)
      * at each DC_MISSES until a shape holds a line. */
     unsigned int misses, rest, backoff;
-    int resting;                 /* the line being read is one of those (dc_shapes_enter's word) */
     unsigned int head, spare;
     unsigned char order[DC_SHAPES];
     unsigned short method_ends[DC_SHAPES];

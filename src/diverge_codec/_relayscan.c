@@ -148,9 +148,8 @@ static DC_ALWAYS_INLINE void dc_shapes_swap(dc_memo *memo, unsigned int a, unsig
     memo->methods[b] = method;
 }
 
-/* The shapes as a line of the chunk begins: a new chunk empties them (the lines of the last are
- * gone); a stream of lines that never repeat rests from them. 1 where the line is to be walked. */
-static DC_ALWAYS_INLINE int dc_shapes_enter(dc_memo *memo) {
+/* The shapes as a line of a chunk begins: a new chunk empties them (the lines of the last are gone). */
+static DC_ALWAYS_INLINE void dc_shapes_chunk(dc_memo *memo) {
     unsigned int index;
     if (memo->shapes_chunk != memo->chunk) {
         memo->shapes_chunk = memo->chunk;
@@ -160,12 +159,16 @@ static DC_ALWAYS_INLINE int dc_shapes_enter(dc_memo *memo) {
             memo->spare = DC_SHAPES;
         }
     }
-    if (memo->rest) {  /* a stream of lines that never repeat: scanned as they come, no shapes kept */
+}
+
+/* dc_shapes_chunk, then a stream of lines that never repeat rests from the shapes: 1 where the line may
+ * be walked and become one. */
+static DC_ALWAYS_INLINE int dc_shapes_enter(dc_memo *memo) {
+    dc_shapes_chunk(memo);
+    if (memo->rest) {  /* scanned as they come, no shapes kept */
         memo->rest--;
-        memo->resting = 1;
         return 0;
     }
-    memo->resting = 0;
     return 1;
 }
 
@@ -198,9 +201,11 @@ static DC_ALWAYS_INLINE int dc_shapes_walk(const char *data, size_t size, dc_spl
 /* ChunkFramer._feed's, for a line after the chunk's first while there are shapes and no rest: read
  * from a shape before its newline is looked for. A line no shape holds is left to the caller, which
  * finds its end and scans it with entered = 1. (A line a shape holds may be longer than any the caller
- * scans where it lies: its values are read as the scan reads them, whatever their length.) */
+ * scans where it lies: its values are read as the scan reads them, whatever their length.) The caller
+ * walks only while memo->rest is 0, so the line is not one of a rest. */
 int dc_relay_walk_line(const char *data, size_t avail, dc_splice *out, dc_memo *memo, size_t *size) {
-    return dc_shapes_enter(memo) && dc_shapes_walk(data, avail, out, memo, size);
+    dc_shapes_chunk(memo);
+    return dc_shapes_walk(data, avail, out, memo, size);
 }
 
 /* ChunkFramer._feed's: a line under DC_WINDOW_FROM bytes read where it lies in the chunk,
@@ -220,7 +225,7 @@ int dc_relay_scan_line(const char *data, size_t size, dc_splice *out, dc_memo *m
     unsigned int at;
     dc_shape *reading;
     int status, resting, resume, record;
-    resting = entered ? memo->resting : !dc_shapes_enter(memo);
+    resting = entered ? 0 : !dc_shapes_enter(memo);  /* (a line walked is no line of a rest) */
     reading = &memo->shapes[memo->spare];
     memo->tokens = resting ? NULL : reading->tokens;
     /* one build of the scan, inlined once: whether it resumes or records is read once a line (two
