@@ -167,7 +167,7 @@ static DC_ALWAYS_INLINE int dc_shapes_enter(dc_memo *memo) {
     dc_shapes_chunk(memo);
     if (memo->rest) {  /* scanned as they come, no shapes kept */
         memo->rest--;
-        return 0;
+        return 0;  /* resting */
     }
     return 1;
 }
